@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Out-of-tree build of rust_tun.ko.
+#   make KDIR=<kernel tree>           build rust_tun.ko
+#   make KDIR=<kernel tree> CLIPPY=1  build with clippy lints
+#   make KDIR=<kernel tree> rustfmtcheck
+#   make clean
+# The kernel tree comes from scripts/build-kernel.sh, which also prints it.
+
+KDIR ?= $(shell bash $(CURDIR)/scripts/build-kernel.sh --print-kdir)
+TOOLS ?= /opt/rust-tun
+LLVM ?= -19
+export LIBCLANG_PATH ?= /usr/lib/llvm-19/lib
+
+# asm goto (the jump-label sites in rps.rs) is unstable on rustc 1.85: add it
+# to the kernel's list of allowed features rather than to the crate.
+RUST_ALLOWED := arbitrary_self_types,lint_reasons,used_with_arg,asm_goto
+
+KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) ARCH=x86_64 \
+	RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
+	BINDGEN=$(TOOLS)/bin/bindgen CLIPPY_DRIVER=/usr/bin/clippy-driver \
+	rust_allowed_features=$(RUST_ALLOWED)
+
+RUSTFMT ?= /usr/bin/rustfmt
+RS_SRCS := $(wildcard $(CURDIR)/*.rs)
+
+all: modules
+
+modules:
+	@test -n "$(KDIR)" || { echo "KDIR is not set and no cached kernel was found" >&2; exit 1; }
+	$(KMAKE) modules
+
+clean:
+	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(KMAKE) clean; fi
+	rm -f bindings_generated.rs .bindings_generated.rs.cmd
+
+rustfmt:
+	$(RUSTFMT) --config-path $(KDIR)/.rustfmt.toml $(RS_SRCS)
+
+rustfmtcheck:
+	$(RUSTFMT) --check --config-path $(KDIR)/.rustfmt.toml $(RS_SRCS)
+
+.PHONY: all modules clean rustfmt rustfmtcheck

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Bindings from the module's own bindgen run over `bindings_helper.h`.
+//!
+//! 6.12's `kernel` crate binds neither `net_device` operations nor
+//! `miscdevice`, `sk_buff` helpers or `rtnl_link_ops`; `Kbuild` generates
+//! them into `bindings_generated.rs`, a build product. The types here are
+//! distinct from `kernel::bindings` types of the same C name. Only `sys.rs`
+//! uses them.
+
+#![allow(
+    dead_code,
+    improper_ctypes,
+    missing_docs,
+    non_camel_case_types,
+    non_snake_case,
+    non_upper_case_globals,
+    unreachable_pub,
+    unsafe_op_in_unsafe_fn,
+    clippy::all,
+    clippy::undocumented_unsafe_blocks
+)]
+
+include!("bindings_generated.rs");

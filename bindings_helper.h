@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What rust_tun binds with its own bindgen run: the parts of the kernel that
+ * 6.12's `kernel` crate does not bind (netdevice, skbuff, rps, miscdevice,
+ * if_tun, ethtool) and the C shims in tun_helpers.h.
+ */
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/fs.h>
+#include <linux/if_arp.h>
+#include <linux/if_tun.h>
+#include <linux/miscdevice.h>
+#include <linux/netdevice.h>
+#include <linux/poll.h>
+#include <linux/skbuff.h>
+#include <linux/uio.h>
+#include <net/rps.h>
+#include <net/rtnetlink.h>
+
+#include "tun_helpers.h"
+
+/* Constants bindgen cannot evaluate from function-like macros. */
+const __poll_t RTUN_EPOLLIN = EPOLLIN;
+const __poll_t RTUN_EPOLLRDNORM = EPOLLRDNORM;
+const __poll_t RTUN_EPOLLOUT = EPOLLOUT;
+const __poll_t RTUN_EPOLLWRNORM = EPOLLWRNORM;
+const __poll_t RTUN_EPOLLERR = EPOLLERR;
+const unsigned int RTUN_IFF_UP = IFF_UP;
+const unsigned int RTUN_IFF_POINTOPOINT = IFF_POINTOPOINT;
+const unsigned int RTUN_IFF_NOARP = IFF_NOARP;
+const unsigned int RTUN_IFF_MULTICAST = IFF_MULTICAST;
+const unsigned int RTUN_IFF_TX_SKB_SHARING = IFF_TX_SKB_SHARING;
+const unsigned int RTUN_IFF_LIVE_ADDR_CHANGE = IFF_LIVE_ADDR_CHANGE;
+const int RTUN_IOCB_NOWAIT = IOCB_NOWAIT;
+const unsigned int RTUN_NETREG_REGISTERED = NETREG_REGISTERED;
+const int RTUN_TASK_INTERRUPTIBLE = TASK_INTERRUPTIBLE;
+const gfp_t RTUN_GFP_KERNEL = GFP_KERNEL;

@@ -1,0 +1,662 @@
+//! `rtun`: the guest-side programs of rust-tun.
+//!
+//! - `rtun test [FILTER]`: the guest test suite, KTAP output.
+//! - `rtun tap-drain NODE NAME`: create a TAP device on NODE named NAME,
+//!   bring it up and read (drain) it until killed; for pktgen runs.
+//!
+//! It runs as PID 1's child in the test initramfs, as root, with busybox for
+//! `insmod`, `rmmod`, `ip` and `ping`.
+
+mod pkt;
+mod tun;
+
+use std::os::fd::AsRawFd;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+use tun::*;
+
+/// The rust_tun device node.
+const RUST_NODE: &str = "/dev/net/rust_tun";
+/// The C tun device node.
+const C_NODE: &str = "/dev/net/tun";
+/// Where the initramfs keeps modules.
+const MODDIR: &str = "/lib/modules";
+
+type TestResult = Result<(), String>;
+
+macro_rules! check {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(format!("{}:{}: {}", file!(), line!(), format!($($fmt)+)));
+        }
+    };
+}
+
+macro_rules! expect_errno {
+    ($res:expr, $errno:expr, $what:expr) => {
+        match $res {
+            Err(e) if e == $errno => {}
+            Err(e) => {
+                return Err(format!(
+                    "{}:{}: {}: errno {} ({}), expected {} ({})",
+                    file!(), line!(), $what, e, errname(e), $errno, errname($errno)
+                ))
+            }
+            Ok(_) => {
+                return Err(format!(
+                    "{}:{}: {}: succeeded, expected {} ({})",
+                    file!(), line!(), $what, $errno, errname($errno)
+                ))
+            }
+        }
+    };
+}
+
+fn errname(e: i32) -> &'static str {
+    match e {
+        libc::EPERM => "EPERM",
+        libc::EINVAL => "EINVAL",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::EEXIST => "EEXIST",
+        libc::EAGAIN => "EAGAIN",
+        libc::EBADFD => "EBADFD",
+        libc::EIO => "EIO",
+        libc::EMSGSIZE => "EMSGSIZE",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::ENOENT => "ENOENT",
+        _ => "?",
+    }
+}
+
+/// Runs a command; Ok(stdout) on exit status 0.
+fn sh(cmd: &str) -> Result<String, String> {
+    let out = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(cmd)
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "`{cmd}` failed ({}): {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+fn module_loaded(name: &str) -> bool {
+    std::fs::read_to_string("/proc/modules")
+        .map(|m| m.lines().any(|l| l.split(' ').next() == Some(name)))
+        .unwrap_or(false)
+}
+
+fn load(name: &str) -> TestResult {
+    if !module_loaded(name) {
+        sh(&format!("insmod {MODDIR}/{name}.ko"))?;
+    }
+    Ok(())
+}
+
+fn unload(name: &str) -> TestResult {
+    if module_loaded(name) {
+        sh(&format!("rmmod {name}"))?;
+    }
+    Ok(())
+}
+
+/// A device node under test: rust_tun, or C tun for the side-by-side ABI runs.
+#[derive(Clone, Copy)]
+struct Node {
+    path: &'static str,
+    module: &'static str,
+    tun_prefix: &'static str,
+    tap_prefix: &'static str,
+    driver: &'static str,
+}
+
+const RUST: Node = Node {
+    path: RUST_NODE,
+    module: "rust_tun",
+    tun_prefix: "rtun",
+    tap_prefix: "rtap",
+    driver: "rust_tun",
+};
+const C: Node = Node {
+    path: C_NODE,
+    module: "tun",
+    tun_prefix: "tun",
+    tap_prefix: "tap",
+    driver: "tun",
+};
+
+impl Node {
+    fn setup(&self) -> TestResult {
+        load(self.module)
+    }
+}
+
+/// Configures a TUN device as a point-to-point link `local` <-> `peer`, up.
+fn ptp_up(name: &str, local: &str, peer: &str) -> TestResult {
+    sh(&format!("ip addr add {local} peer {peer} dev {name} && ip link set {name} up"))?;
+    Ok(())
+}
+
+/// Reads packets until `pred` accepts one or `timeout` passes.
+fn read_until(t: &Tun, timeout: Duration, mut pred: impl FnMut(&[u8]) -> bool) -> Result<Vec<u8>, String> {
+    let deadline = Instant::now() + timeout;
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        check!(!left.is_zero(), "no matching packet within {timeout:?}");
+        match t.read_timeout(&mut buf, left) {
+            Ok(n) => {
+                if pred(&buf[..n]) {
+                    return Ok(buf[..n].to_vec());
+                }
+            }
+            Err(libc::ETIMEDOUT) => {}
+            Err(e) => return Err(format!("read: errno {e} ({})", errname(e))),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Tests.
+
+fn t_load_unload(_: Node) -> TestResult {
+    unload("rust_tun")?;
+    check!(!std::path::Path::new(RUST_NODE).exists(), "{RUST_NODE} exists before load");
+    load("rust_tun")?;
+    let meta = std::fs::metadata(RUST_NODE).map_err(|e| format!("{RUST_NODE}: {e}"))?;
+    use std::os::unix::fs::FileTypeExt;
+    check!(meta.file_type().is_char_device(), "{RUST_NODE} is not a character device");
+    let misc = std::fs::read_to_string("/proc/misc").unwrap_or_default();
+    check!(misc.contains("rust_tun"), "rust_tun not in /proc/misc: {misc}");
+    unload("rust_tun")?;
+    check!(!std::path::Path::new(RUST_NODE).exists(), "{RUST_NODE} left after rmmod");
+    load("rust_tun")
+}
+
+fn t_create_tun(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    check!(t.name.starts_with(n.tun_prefix), "default name {} lacks {}", t.name, n.tun_prefix);
+    check!(link_exists(&t.name), "no /sys/class/net/{}", t.name);
+    check!(sysfs(&t.name, "type") == "65534", "type {} != ARPHRD_NONE", sysfs(&t.name, "type"));
+    check!(sysfs(&t.name, "mtu") == "1500", "mtu {}", sysfs(&t.name, "mtu"));
+    check!(sysfs(&t.name, "tx_queue_len") == "500", "tx_queue_len {}", sysfs(&t.name, "tx_queue_len"));
+    let (name, flags) = t.getiff().map_err(|e| format!("TUNGETIFF: {e}"))?;
+    check!(name == t.name, "TUNGETIFF name {name} != {}", t.name);
+    check!(flags & (IFF_TUN | IFF_TAP | IFF_NO_PI) == IFF_TUN | IFF_NO_PI, "TUNGETIFF flags {flags:#x}");
+    let name = t.name.clone();
+    drop(t);
+    check!(!link_exists(&name), "{name} left after close");
+    Ok(())
+}
+
+fn t_create_tap(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    check!(t.name.starts_with(n.tap_prefix), "default name {} lacks {}", t.name, n.tap_prefix);
+    check!(sysfs(&t.name, "type") == "1", "type {} != ARPHRD_ETHER", sysfs(&t.name, "type"));
+    let mac = sysfs(&t.name, "address");
+    check!(mac.len() == 17 && mac != "00:00:00:00:00:00", "address {mac}");
+    let first = u8::from_str_radix(&mac[..2], 16).unwrap_or(1);
+    check!(first & 1 == 0 && first & 2 == 2, "address {mac} not a local unicast");
+    let (_, flags) = t.getiff().map_err(|e| format!("TUNGETIFF: {e}"))?;
+    check!(flags & (IFF_TUN | IFF_TAP) == IFF_TAP, "TUNGETIFF flags {flags:#x}");
+    Ok(())
+}
+
+fn t_create_named(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-named0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    check!(t.name == "rt-named0", "name {}", t.name);
+    check!(link_exists("rt-named0"), "rt-named0 missing");
+    let t2 = Tun::create(n.path, "rt-fmt%d", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    check!(t2.name == "rt-fmt0", "name {}", t2.name);
+    Ok(())
+}
+
+fn t_features(n: Node) -> TestResult {
+    let f = Tun::open_node(n.path).map_err(|e| e.to_string())?;
+    let mut feat: u32 = 0;
+    ioctl_ptr(f.as_raw_fd(), TUNGETFEATURES, &mut feat).map_err(|e| format!("TUNGETFEATURES: {e}"))?;
+    let need = u32::from(IFF_TUN | IFF_TAP | IFF_NO_PI | IFF_NO_CARRIER | IFF_ONE_QUEUE);
+    check!(feat & need == need, "TUNGETFEATURES {feat:#x} lacks {need:#x}");
+    expect_errno!(ioctl_ptr(f.as_raw_fd(), TUNGETFEATURES, 8usize as *mut u32), libc::EFAULT, "TUNGETFEATURES to a bad pointer");
+    Ok(())
+}
+
+/// Write an ICMP echo request into a TUN device; the stack's reply is read back.
+fn t_tun_round_trip(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-rt0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ptp_up(&t.name, "10.10.0.1", "10.10.0.2")?;
+    let (rx0, tx0) = (stat(&t.name, "rx_packets"), stat(&t.name, "tx_packets"));
+    let req = pkt::ipv4([10, 10, 0, 2], [10, 10, 0, 1], pkt::IPPROTO_ICMP, &pkt::icmp_echo(8, 0x4242, 1, b"rust-tun round trip"));
+    let w = t.write(&req).map_err(|e| format!("write: {e}"))?;
+    check!(w == req.len(), "write returned {w}, expected {}", req.len());
+    let rep = read_until(&t, Duration::from_secs(3), |p| {
+        pkt::parse_ipv4(p)
+            .and_then(|ip| pkt::parse_icmp_echo(ip.payload).map(|e| (ip.src, e)))
+            .is_some_and(|(src, (ty, id, seq, data))| {
+                src == [10, 10, 0, 1] && ty == 0 && id == 0x4242 && seq == 1 && data == b"rust-tun round trip"
+            })
+    })?;
+    check!(!rep.is_empty(), "empty reply");
+    check!(stat(&t.name, "rx_packets") >= rx0 + 1, "rx_packets did not count the write");
+    check!(stat(&t.name, "tx_packets") >= tx0 + 1, "tx_packets did not count the read");
+    check!(stat(&t.name, "rx_bytes") >= req.len() as u64, "rx_bytes {}", stat(&t.name, "rx_bytes"));
+    Ok(())
+}
+
+/// ARP and ICMP through a TAP device: Ethernet frames both ways.
+fn t_tap_round_trip(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-tap0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    sh("ip addr add 10.11.0.1/24 dev rt-tap0 && ip link set rt-tap0 up")?;
+    let me = [0x02, 0, 0, 0, 0, 0x22];
+    let arp = pkt::arp(1, me, [10, 11, 0, 2], [0; 6], [10, 11, 0, 1]);
+    t.write(&pkt::eth([0xff; 6], me, pkt::ETH_P_ARP, &arp)).map_err(|e| format!("write arp: {e}"))?;
+    let reply = read_until(&t, Duration::from_secs(3), |f| {
+        pkt::parse_eth(f).is_some_and(|(dst, _, ty, p)| {
+            dst == me && ty == pkt::ETH_P_ARP && pkt::parse_arp(p).is_some_and(|a| a.0 == 2 && a.2 == [10, 11, 0, 1])
+        })
+    })?;
+    let (_, devmac, _, _) = pkt::parse_eth(&reply).ok_or("bad frame")?;
+    let mac = sysfs("rt-tap0", "address");
+    let want = devmac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":");
+    check!(mac == want, "ARP reply from {want}, device address {mac}");
+    let req = pkt::ipv4([10, 11, 0, 2], [10, 11, 0, 1], pkt::IPPROTO_ICMP, &pkt::icmp_echo(8, 7, 9, b"tap"));
+    t.write(&pkt::eth(devmac, me, pkt::ETH_P_IP, &req)).map_err(|e| format!("write icmp: {e}"))?;
+    read_until(&t, Duration::from_secs(3), |f| {
+        pkt::parse_eth(f).is_some_and(|(dst, _, ty, p)| {
+            dst == me
+                && ty == pkt::ETH_P_IP
+                && pkt::parse_ipv4(p).and_then(|ip| pkt::parse_icmp_echo(ip.payload)).is_some_and(|e| e.0 == 0 && e.1 == 7 && e.2 == 9)
+        })
+    })?;
+    Ok(())
+}
+
+/// `ping` from the stack through the device, answered by a user-space responder.
+fn t_ping(n: Node) -> TestResult {
+    let t = Arc::new(Tun::create(n.path, "rt-ping0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?);
+    ptp_up(&t.name, "10.12.0.1", "10.12.0.2")?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (t2, stop2) = (t.clone(), stop.clone());
+    let responder = thread::spawn(move || {
+        let mut answered = 0u32;
+        let mut buf = vec![0u8; 65536];
+        while !stop2.load(Ordering::Relaxed) {
+            if let Ok(n) = t2.read_timeout(&mut buf, Duration::from_millis(100)) {
+                if let Some(rep) = pkt::echo_reply_for(&buf[..n]) {
+                    if t2.write(&rep).is_ok() {
+                        answered += 1;
+                    }
+                }
+            }
+        }
+        answered
+    });
+    let r = sh("ping -c 3 -W 2 10.12.0.2");
+    stop.store(true, Ordering::Relaxed);
+    let answered = responder.join().map_err(|_| "responder panicked")?;
+    let out = r?;
+    check!(out.contains("3 packets received"), "ping output: {out}");
+    check!(answered == 3, "responder answered {answered} requests");
+    Ok(())
+}
+
+/// Without IFF_NO_PI every packet carries a 4-byte `struct tun_pi`.
+fn t_tun_pi(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-pi0", IFF_TUN).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ptp_up(&t.name, "10.14.0.1", "10.14.0.2")?;
+    let req = pkt::ipv4([10, 14, 0, 2], [10, 14, 0, 1], pkt::IPPROTO_ICMP, &pkt::icmp_echo(8, 5, 5, b"pi"));
+    let mut w = vec![0, 0, 0x08, 0x00];
+    w.extend_from_slice(&req);
+    check!(t.write(&w) == Ok(w.len()), "write with tun_pi");
+    let got = read_until(&t, Duration::from_secs(3), |p| {
+        p.len() > 4 && pkt::parse_ipv4(&p[4..]).is_some_and(|ip| ip.proto == pkt::IPPROTO_ICMP)
+    })?;
+    check!(got[0..2] == [0, 0] && got[2..4] == [0x08, 0x00], "tun_pi {:02x?}", &got[..4]);
+    // A short buffer: the packet is cut and TUN_PKT_STRIP set; read returns the buffer size.
+    t.write(&w).map_err(|e| format!("write: {e}"))?;
+    let mut small = [0u8; 10];
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        check!(Instant::now() < deadline, "no second reply");
+        match t.read_timeout(&mut small, Duration::from_millis(200)) {
+            Ok(nread) => {
+                check!(nread == 10, "short read returned {nread}");
+                if small[4] >> 4 == 4 {
+                    check!(u16::from_ne_bytes([small[0], small[1]]) & TUN_PKT_STRIP != 0, "TUN_PKT_STRIP not set");
+                    break;
+                }
+            }
+            Err(libc::ETIMEDOUT) => {}
+            Err(e) => return Err(format!("read: {e}")),
+        }
+    }
+    // A buffer shorter than tun_pi itself is EINVAL (and the packet is lost).
+    t.write(&w).map_err(|e| format!("write: {e}"))?;
+    thread::sleep(Duration::from_millis(100));
+    let mut tiny = [0u8; 3];
+    expect_errno!(t.read(&mut tiny), libc::EINVAL, "read into 3 bytes with tun_pi");
+    expect_errno!(t.write(&[0, 0, 8]), libc::EINVAL, "write of 3 bytes with tun_pi");
+    Ok(())
+}
+
+fn t_bad_ioctls(n: Node) -> TestResult {
+    let f = Tun::open_node(n.path).map_err(|e| e.to_string())?;
+    let fd = f.as_raw_fd();
+    let mut ifr = IfReq::new("", IFF_NO_PI);
+    expect_errno!(ioctl_ptr(fd, TUNSETIFF, &mut ifr), libc::EINVAL, "TUNSETIFF without IFF_TUN/IFF_TAP");
+    expect_errno!(ioctl_ptr(fd, TUNSETIFF, 16usize as *mut IfReq), libc::EFAULT, "TUNSETIFF from an unmapped pointer");
+    let mut out = IfReq::new("", 0);
+    expect_errno!(ioctl_ptr(fd, TUNGETIFF, &mut out), libc::EBADFD, "TUNGETIFF before TUNSETIFF");
+    expect_errno!(ioctl_val(fd, TUNSETPERSIST, 1), libc::EBADFD, "TUNSETPERSIST before TUNSETIFF");
+    expect_errno!(fd_write(fd, &[0x45; 20]), libc::EBADFD, "write before TUNSETIFF");
+    let mut buf = [0u8; 64];
+    expect_errno!(fd_read(fd, &mut buf), libc::EBADFD, "read before TUNSETIFF");
+    let mut lo = IfReq::new("lo", IFF_TUN | IFF_NO_PI);
+    expect_errno!(ioctl_ptr(fd, TUNSETIFF, &mut lo), libc::EINVAL, "TUNSETIFF on lo (not ours)");
+    let mut slash = IfReq::new("a/b", IFF_TUN | IFF_NO_PI);
+    expect_errno!(ioctl_ptr(fd, TUNSETIFF, &mut slash), libc::EINVAL, "TUNSETIFF with an invalid name");
+
+    let t = Tun::create(n.path, "rt-bad0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    let mut again = IfReq::new("rt-bad1", IFF_TUN | IFF_NO_PI);
+    expect_errno!(ioctl_ptr(t.fd(), TUNSETIFF, &mut again), libc::EEXIST, "TUNSETIFF twice on one fd");
+    expect_errno!(ioctl_ptr(t.fd(), TUNGETIFF, 16usize as *mut IfReq), libc::EFAULT, "TUNGETIFF to an unmapped pointer");
+    expect_errno!(ioctl_val(t.fd(), 0x54ff, 0), libc::EINVAL, "unknown ioctl");
+    // The device still works after all that.
+    check!(t.getiff().is_ok_and(|(name, _)| name == "rt-bad0"), "TUNGETIFF after bad ioctls");
+
+    let f2 = Tun::open_node(n.path).map_err(|e| e.to_string())?;
+    let mut tap_on_tun = IfReq::new("rt-bad0", IFF_TAP | IFF_NO_PI);
+    expect_errno!(ioctl_ptr(f2.as_raw_fd(), TUNSETIFF, &mut tap_on_tun), libc::EINVAL, "IFF_TAP on a TUN device");
+    let mut excl = IfReq::new("rt-bad0", IFF_TUN | IFF_NO_PI | IFF_TUN_EXCL);
+    expect_errno!(ioctl_ptr(f2.as_raw_fd(), TUNSETIFF, &mut excl), libc::EBUSY, "IFF_TUN_EXCL on an existing device");
+    let mut second = IfReq::new("rt-bad0", IFF_TUN | IFF_NO_PI);
+    expect_errno!(ioctl_ptr(f2.as_raw_fd(), TUNSETIFF, &mut second), libc::EBUSY, "second queue on a single-queue device");
+    Ok(())
+}
+
+fn t_bad_writes(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-bw0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ptp_up(&t.name, "10.15.0.1", "10.15.0.2")?;
+    let d0 = stat(&t.name, "rx_dropped");
+    expect_errno!(t.write(&[0x55; 20]), libc::EINVAL, "TUN write with IP version 5");
+    expect_errno!(t.write(&[]), libc::EINVAL, "zero-length TUN write");
+    check!(stat(&t.name, "rx_dropped") == d0 + 2, "rx_dropped {} after two bad writes", stat(&t.name, "rx_dropped"));
+    expect_errno!(fd_write_raw(t.fd(), 16usize as *const u8, 40), libc::EFAULT, "write from an unmapped buffer");
+
+    let tap = Tun::create(n.path, "rt-bw1", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    sh("ip link set rt-bw1 up")?;
+    expect_errno!(tap.write(&[0u8; 13]), libc::EINVAL, "TAP write shorter than an Ethernet header");
+    // Down device: EIO.
+    sh("ip link set rt-bw1 down")?;
+    let frame = pkt::eth([0xff; 6], [2, 0, 0, 0, 0, 1], pkt::ETH_P_IP, &[0x45; 28]);
+    expect_errno!(tap.write(&frame), libc::EIO, "write to a down device");
+    Ok(())
+}
+
+fn t_nonblock_poll(n: Node) -> TestResult {
+    let t = Tun::create_nonblock(n.path, "rt-nb0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    let mut buf = [0u8; 2048];
+    expect_errno!(t.read(&mut buf), libc::EAGAIN, "non-blocking read of an empty queue");
+    // Down: neither readable nor writable.
+    let ev = poll_fd(t.fd(), libc::POLLIN | libc::POLLOUT, Duration::ZERO).map_err(|e| format!("poll: {e}"))?;
+    check!(ev & (libc::POLLIN | libc::POLLOUT) == 0, "poll of a down device: {ev:#x}");
+    ptp_up(&t.name, "10.16.0.1", "10.16.0.2")?;
+    let ev = poll_fd(t.fd(), libc::POLLOUT, Duration::ZERO).map_err(|e| format!("poll: {e}"))?;
+    check!(ev & libc::POLLOUT != 0, "poll of an up device lacks POLLOUT: {ev:#x}");
+    // A packet from the stack makes it readable; a sleeping poll wakes.
+    let t0 = Instant::now();
+    let sender = thread::spawn(|| {
+        thread::sleep(Duration::from_millis(200));
+        udp_send("10.16.0.2", 1)
+    });
+    let ev = poll_fd(t.fd(), libc::POLLIN, Duration::from_secs(5)).map_err(|e| format!("poll: {e}"))?;
+    sender.join().map_err(|_| "sender panicked")??;
+    check!(ev & libc::POLLIN != 0, "no POLLIN after a packet: {ev:#x}");
+    check!(t0.elapsed() < Duration::from_secs(4), "poll woke late");
+    let got = t.read(&mut buf).map_err(|e| format!("read: {e}"))?;
+    check!(pkt::parse_ipv4(&buf[..got]).is_some_and(|ip| ip.proto == pkt::IPPROTO_UDP), "not the UDP packet");
+    Ok(())
+}
+
+/// Sends `count` UDP datagrams to `dst`:9.
+fn udp_send(dst: &str, count: usize) -> TestResult {
+    let s = std::net::UdpSocket::bind("0.0.0.0:0").map_err(|e| e.to_string())?;
+    for i in 0..count {
+        s.send_to(&(i as u32).to_be_bytes(), format!("{dst}:9")).map_err(|e| format!("send {i}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A blocked reader wakes for a packet.
+fn t_blocking_read(n: Node) -> TestResult {
+    let t = Arc::new(Tun::create(n.path, "rt-blk0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?);
+    ptp_up(&t.name, "10.17.0.1", "10.17.0.2")?;
+    let t2 = t.clone();
+    let reader = thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        t2.read(&mut buf)
+    });
+    thread::sleep(Duration::from_millis(300));
+    check!(!reader.is_finished(), "blocking read returned with nothing queued");
+    udp_send("10.17.0.2", 1)?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !reader.is_finished() && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    check!(reader.is_finished(), "blocked reader not woken");
+    let n = reader.join().map_err(|_| "reader panicked")?.map_err(|e| format!("read: {e}"))?;
+    check!(n == 20 + 8 + 4, "read {n} bytes");
+    Ok(())
+}
+
+/// The ring holds tx_queue_len packets; the rest are dropped and counted.
+fn t_ring_full(n: Node) -> TestResult {
+    let t = Tun::create_nonblock(n.path, "rt-ring0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ptp_up(&t.name, "10.18.0.1", "10.18.0.2")?;
+    let d0 = stat(&t.name, "tx_dropped");
+    udp_send("10.18.0.2", 600)?;
+    let mut buf = [0u8; 2048];
+    let mut queued = 0;
+    loop {
+        match t.read(&mut buf) {
+            Ok(_) => queued += 1,
+            Err(libc::EAGAIN) => break,
+            Err(e) => return Err(format!("read: {e}")),
+        }
+    }
+    let dropped = stat(&t.name, "tx_dropped") - d0;
+    check!(queued == 500, "{queued} packets queued, expected tx_queue_len 500");
+    check!(dropped == 100, "{dropped} counted as tx_dropped, expected 100");
+    check!(stat(&t.name, "tx_packets") == 500, "tx_packets {}", stat(&t.name, "tx_packets"));
+    Ok(())
+}
+
+fn t_ethtool(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-eth0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    let (driver, _) = ethtool_info(&t.name).map_err(|e| format!("SIOCETHTOOL: {e}"))?;
+    check!(driver == n.driver, "driver {driver}, expected {}", n.driver);
+    sh(&format!("ip link set {} up", t.name))?;
+    let (_, link) = ethtool_info(&t.name).map_err(|e| format!("SIOCETHTOOL: {e}"))?;
+    check!(link == 1, "link {link} on an up device with carrier");
+    check!(sysfs(&t.name, "carrier") == "1", "carrier {}", sysfs(&t.name, "carrier"));
+    Ok(())
+}
+
+/// TUNSETPERSIST keeps a device without files, pins the module, and the
+/// device can be re-attached by name.
+fn t_persist(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-per0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ioctl_val(t.fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+    check!(t.getiff().is_ok_and(|(_, f)| f & IFF_PERSIST != 0), "IFF_PERSIST not reported");
+    drop(t);
+    check!(link_exists("rt-per0"), "persistent device gone after close");
+    check!(sysfs("rt-per0", "carrier").is_empty() || sysfs("rt-per0", "carrier") == "0", "carrier with no file attached");
+    check!(sh(&format!("rmmod {}", n.module)).is_err(), "rmmod succeeded with a persistent device");
+    check!(link_exists("rt-per0"), "device gone after refused rmmod");
+    let t = Tun::create(n.path, "rt-per0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("re-attach: {e}"))?;
+    ioctl_val(t.fd(), TUNSETPERSIST, 0).map_err(|e| format!("TUNSETPERSIST 0: {e}"))?;
+    drop(t);
+    check!(!link_exists("rt-per0"), "non-persistent device left after close");
+    Ok(())
+}
+
+/// Deleting a persistent device under an attached reader wakes the reader,
+/// and the file then reports EBADFD.
+fn t_delete_under_reader(n: Node) -> TestResult {
+    let t = Arc::new(Tun::create(n.path, "rt-del0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?);
+    ioctl_val(t.fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+    let t2 = t.clone();
+    let reader = thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        t2.read(&mut buf)
+    });
+    thread::sleep(Duration::from_millis(300));
+    sh("ip link del rt-del0")?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !reader.is_finished() && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    check!(reader.is_finished(), "reader not woken by device deletion");
+    let r = reader.join().map_err(|_| "reader panicked")?;
+    check!(r.is_err(), "read succeeded on a deleted device");
+    check!(!link_exists("rt-del0"), "device still there");
+    expect_errno!(t.getiff(), libc::EBADFD, "TUNGETIFF after deletion");
+    expect_errno!(t.write(&[0x45; 20]), libc::EBADFD, "write after deletion");
+    Ok(())
+}
+
+/// Multi-queue devices are not implemented yet: TUNGETFEATURES does not
+/// offer IFF_MULTI_QUEUE and TUNSETIFF refuses it rather than pretend.
+fn t_multi_queue_refused(n: Node) -> TestResult {
+    let f = Tun::open_node(n.path).map_err(|e| e.to_string())?;
+    let mut feat: u32 = 0;
+    ioctl_ptr(f.as_raw_fd(), TUNGETFEATURES, &mut feat).map_err(|e| format!("TUNGETFEATURES: {e}"))?;
+    check!(feat & u32::from(IFF_MULTI_QUEUE) == 0, "IFF_MULTI_QUEUE offered: {feat:#x}");
+    let mut ifr = IfReq::new("rt-mq0", IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE);
+    expect_errno!(ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr), libc::EINVAL, "TUNSETIFF with IFF_MULTI_QUEUE");
+    check!(!link_exists("rt-mq0"), "rt-mq0 created");
+    Ok(())
+}
+
+/// rmmod with an open fd is refused and harmless; after close it works.
+fn t_unload_with_open_fd(_: Node) -> TestResult {
+    load("rust_tun")?;
+    let t = Tun::create(RUST_NODE, "rt-unl0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    let f = Tun::open_node(RUST_NODE).map_err(|e| e.to_string())?;
+    check!(sh("rmmod rust_tun").is_err(), "rmmod succeeded with open files");
+    check!(module_loaded("rust_tun"), "module gone");
+    check!(t.getiff().is_ok(), "device broken after refused rmmod");
+    ptp_up(&t.name, "10.19.0.1", "10.19.0.2")?;
+    let req = pkt::ipv4([10, 19, 0, 2], [10, 19, 0, 1], pkt::IPPROTO_ICMP, &pkt::icmp_echo(8, 1, 1, b"x"));
+    t.write(&req).map_err(|e| format!("write: {e}"))?;
+    read_until(&t, Duration::from_secs(3), |p| pkt::parse_ipv4(p).is_some_and(|ip| ip.proto == pkt::IPPROTO_ICMP))?;
+    drop(t);
+    drop(f);
+    sh("rmmod rust_tun")?;
+    check!(!module_loaded("rust_tun"), "module still loaded");
+    check!(!link_exists("rt-unl0"), "device left after unload");
+    load("rust_tun")
+}
+
+type TestFn = fn(Node) -> TestResult;
+
+/// (name, test, nodes it runs on). ABI tests run on C tun too: same client,
+/// same expectations, which is the proof that the ABIs agree.
+const TESTS: &[(&str, TestFn, &[Node])] = &[
+    ("load_unload", t_load_unload, &[RUST]),
+    ("create_tun", t_create_tun, &[RUST, C]),
+    ("create_tap", t_create_tap, &[RUST, C]),
+    ("create_named", t_create_named, &[RUST, C]),
+    ("features", t_features, &[RUST, C]),
+    ("tun_round_trip", t_tun_round_trip, &[RUST, C]),
+    ("tap_round_trip", t_tap_round_trip, &[RUST, C]),
+    ("ping", t_ping, &[RUST, C]),
+    ("tun_pi", t_tun_pi, &[RUST, C]),
+    ("bad_ioctls", t_bad_ioctls, &[RUST, C]),
+    ("bad_writes", t_bad_writes, &[RUST, C]),
+    ("nonblock_poll", t_nonblock_poll, &[RUST, C]),
+    ("blocking_read", t_blocking_read, &[RUST, C]),
+    ("ring_full", t_ring_full, &[RUST, C]),
+    ("ethtool", t_ethtool, &[RUST, C]),
+    ("persist", t_persist, &[RUST, C]),
+    ("delete_under_reader", t_delete_under_reader, &[RUST, C]),
+    ("multi_queue_refused", t_multi_queue_refused, &[RUST]),
+    ("unload_with_open_fd", t_unload_with_open_fd, &[RUST]),
+];
+
+fn run_tests(filter: Option<&str>) -> i32 {
+    let mut plan = Vec::new();
+    for (name, f, nodes) in TESTS {
+        for node in nodes.iter() {
+            let full = format!("{}_{}", node.module, name);
+            if filter.is_none_or(|flt| full.contains(flt)) {
+                plan.push((full, *f, *node));
+            }
+        }
+    }
+    println!("KTAP version 1");
+    println!("1..{}", plan.len());
+    let mut failed = 0;
+    for (i, (name, f, node)) in plan.iter().enumerate() {
+        let r = node.setup().and_then(|_| f(*node));
+        match r {
+            Ok(()) => println!("ok {} {}", i + 1, name),
+            Err(e) => {
+                failed += 1;
+                println!("# {name}: {e}");
+                println!("not ok {} {}", i + 1, name);
+            }
+        }
+    }
+    println!("# guest: {} passed, {} failed", plan.len() - failed, failed);
+    i32::from(failed != 0)
+}
+
+/// Creates a TAP device on `node`, brings it up and drains it until killed.
+fn tap_drain(node: &str, name: &str) -> i32 {
+    let t = match Tun::create(node, name, IFF_TAP | IFF_NO_PI) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("rtun: TUNSETIFF {name} on {node}: errno {e} ({})", errname(e));
+            return 1;
+        }
+    };
+    if let Err(e) = sh(&format!("ip link set {} up", t.name)) {
+        eprintln!("rtun: {e}");
+        return 1;
+    }
+    println!("rtun: draining {} on {node}", t.name);
+    let mut buf = vec![0u8; 65536];
+    loop {
+        if let Err(e) = t.read(&mut buf) {
+            if e != libc::EINTR {
+                eprintln!("rtun: read: errno {e}");
+                return 1;
+            }
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let code = match args.get(1).map(String::as_str) {
+        Some("test") => run_tests(args.get(2).map(String::as_str)),
+        Some("tap-drain") if args.len() == 4 => tap_drain(&args[2], &args[3]),
+        _ => {
+            eprintln!("usage: rtun test [FILTER] | rtun tap-drain NODE NAME");
+            2
+        }
+    };
+    std::process::exit(code);
+}

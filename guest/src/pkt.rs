@@ -1,0 +1,214 @@
+//! Packet builders and parsers for the guest tests: IPv4, ICMP echo, UDP,
+//! Ethernet and ARP. Pure logic, tested on the host with `cargo test`.
+
+/// EtherType of IPv4.
+pub const ETH_P_IP: u16 = 0x0800;
+/// EtherType of ARP.
+pub const ETH_P_ARP: u16 = 0x0806;
+/// IP protocol number of ICMP.
+pub const IPPROTO_ICMP: u8 = 1;
+/// IP protocol number of UDP.
+pub const IPPROTO_UDP: u8 = 17;
+
+/// The Internet checksum (RFC 1071) of `data`.
+pub fn csum(data: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    for chunk in data.chunks(2) {
+        let word = if chunk.len() == 2 {
+            u16::from_be_bytes([chunk[0], chunk[1]])
+        } else {
+            u16::from_be_bytes([chunk[0], 0])
+        };
+        sum += u32::from(word);
+    }
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// An IPv4 packet with a 20-byte header around `payload`.
+pub fn ipv4(src: [u8; 4], dst: [u8; 4], proto: u8, payload: &[u8]) -> Vec<u8> {
+    let total = 20 + payload.len();
+    let mut p = vec![0u8; 20];
+    p[0] = 0x45;
+    p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    p[6] = 0x40; // DF
+    p[8] = 64;
+    p[9] = proto;
+    p[12..16].copy_from_slice(&src);
+    p[16..20].copy_from_slice(&dst);
+    let c = csum(&p);
+    p[10..12].copy_from_slice(&c.to_be_bytes());
+    p.extend_from_slice(payload);
+    p
+}
+
+/// An ICMP echo message (`ty` 8 request, 0 reply).
+pub fn icmp_echo(ty: u8, id: u16, seq: u16, data: &[u8]) -> Vec<u8> {
+    let mut m = vec![ty, 0, 0, 0];
+    m.extend_from_slice(&id.to_be_bytes());
+    m.extend_from_slice(&seq.to_be_bytes());
+    m.extend_from_slice(data);
+    let c = csum(&m);
+    m[2..4].copy_from_slice(&c.to_be_bytes());
+    m
+}
+
+/// A parsed IPv4 packet.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Ipv4<'a> {
+    pub src: [u8; 4],
+    pub dst: [u8; 4],
+    pub proto: u8,
+    pub payload: &'a [u8],
+}
+
+/// Parses an IPv4 packet, checking version, lengths and header checksum.
+pub fn parse_ipv4(p: &[u8]) -> Option<Ipv4<'_>> {
+    if p.len() < 20 || p[0] >> 4 != 4 {
+        return None;
+    }
+    let ihl = usize::from(p[0] & 0xf) * 4;
+    let total = usize::from(u16::from_be_bytes([p[2], p[3]]));
+    if ihl < 20 || total < ihl || total > p.len() || csum(&p[..ihl]) != 0 {
+        return None;
+    }
+    Some(Ipv4 {
+        src: p[12..16].try_into().ok()?,
+        dst: p[16..20].try_into().ok()?,
+        proto: p[9],
+        payload: &p[ihl..total],
+    })
+}
+
+/// A parsed ICMP echo: (type, id, seq, data), checksum verified.
+pub fn parse_icmp_echo(m: &[u8]) -> Option<(u8, u16, u16, &[u8])> {
+    if m.len() < 8 || csum(m) != 0 || (m[0] != 0 && m[0] != 8) {
+        return None;
+    }
+    Some((
+        m[0],
+        u16::from_be_bytes([m[4], m[5]]),
+        u16::from_be_bytes([m[6], m[7]]),
+        &m[8..],
+    ))
+}
+
+/// The echo reply to an IPv4 ICMP echo request, or `None` if `p` is not one.
+pub fn echo_reply_for(p: &[u8]) -> Option<Vec<u8>> {
+    let ip = parse_ipv4(p)?;
+    if ip.proto != IPPROTO_ICMP {
+        return None;
+    }
+    let (ty, id, seq, data) = parse_icmp_echo(ip.payload)?;
+    if ty != 8 {
+        return None;
+    }
+    Some(ipv4(ip.dst, ip.src, IPPROTO_ICMP, &icmp_echo(0, id, seq, data)))
+}
+
+/// An Ethernet frame.
+pub fn eth(dst: [u8; 6], src: [u8; 6], ethertype: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::with_capacity(14 + payload.len());
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&ethertype.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// A parsed Ethernet frame: (dst, src, ethertype, payload).
+pub fn parse_eth(f: &[u8]) -> Option<([u8; 6], [u8; 6], u16, &[u8])> {
+    if f.len() < 14 {
+        return None;
+    }
+    Some((
+        f[0..6].try_into().ok()?,
+        f[6..12].try_into().ok()?,
+        u16::from_be_bytes([f[12], f[13]]),
+        &f[14..],
+    ))
+}
+
+/// An ARP packet for IPv4 over Ethernet (`op` 1 request, 2 reply).
+pub fn arp(op: u16, sha: [u8; 6], spa: [u8; 4], tha: [u8; 6], tpa: [u8; 4]) -> Vec<u8> {
+    let mut a = vec![0, 1, 8, 0, 6, 4];
+    a.extend_from_slice(&op.to_be_bytes());
+    a.extend_from_slice(&sha);
+    a.extend_from_slice(&spa);
+    a.extend_from_slice(&tha);
+    a.extend_from_slice(&tpa);
+    a
+}
+
+/// A parsed ARP packet: (op, sha, spa, tha, tpa).
+pub fn parse_arp(a: &[u8]) -> Option<(u16, [u8; 6], [u8; 4], [u8; 6], [u8; 4])> {
+    if a.len() < 28 || a[0..6] != [0, 1, 8, 0, 6, 4] {
+        return None;
+    }
+    Some((
+        u16::from_be_bytes([a[6], a[7]]),
+        a[8..14].try_into().ok()?,
+        a[14..18].try_into().ok()?,
+        a[18..24].try_into().ok()?,
+        a[24..28].try_into().ok()?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksum_of_rfc1071_example() {
+        // RFC 1071 section 3: 0x0001 0xf203 0xf4f5 0xf6f7 sums to 0xddf2.
+        assert_eq!(csum(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]), !0xddf2);
+        // Odd length pads with a zero byte.
+        assert_eq!(csum(&[0xff]), !0xff00);
+    }
+
+    #[test]
+    fn ipv4_round_trip_and_checksum() {
+        let p = ipv4([10, 0, 0, 2], [10, 0, 0, 1], IPPROTO_UDP, &[0, 1, 0, 9, 0, 10, 0, 0, b'h', b'i']);
+        assert_eq!(p.len(), 20 + 8 + 2);
+        let ip = parse_ipv4(&p).expect("valid");
+        assert_eq!(ip.src, [10, 0, 0, 2]);
+        assert_eq!(ip.dst, [10, 0, 0, 1]);
+        assert_eq!(ip.proto, IPPROTO_UDP);
+        let mut bad = p.clone();
+        bad[8] ^= 1; // TTL changed without fixing the checksum.
+        assert!(parse_ipv4(&bad).is_none());
+        assert!(parse_ipv4(&p[..19]).is_none());
+    }
+
+    #[test]
+    fn echo_reply_swaps_addresses_and_keeps_id_seq_data() {
+        let req = ipv4(
+            [10, 0, 0, 2],
+            [10, 0, 0, 1],
+            IPPROTO_ICMP,
+            &icmp_echo(8, 0x1234, 7, b"payload"),
+        );
+        let rep = echo_reply_for(&req).expect("a request");
+        let ip = parse_ipv4(&rep).expect("valid ip");
+        assert_eq!((ip.src, ip.dst), ([10, 0, 0, 1], [10, 0, 0, 2]));
+        assert_eq!(
+            parse_icmp_echo(ip.payload),
+            Some((0, 0x1234, 7, &b"payload"[..]))
+        );
+        // A reply is not answered.
+        assert!(echo_reply_for(&rep).is_none());
+    }
+
+    #[test]
+    fn arp_and_ethernet_round_trip() {
+        let a = arp(1, [2, 0, 0, 0, 0, 2], [10, 1, 0, 2], [0; 6], [10, 1, 0, 1]);
+        let f = eth([0xff; 6], [2, 0, 0, 0, 0, 2], ETH_P_ARP, &a);
+        let (dst, src, ty, payload) = parse_eth(&f).expect("frame");
+        assert_eq!((dst, src, ty), ([0xff; 6], [2, 0, 0, 0, 0, 2], ETH_P_ARP));
+        let (op, sha, spa, _tha, tpa) = parse_arp(payload).expect("arp");
+        assert_eq!((op, sha, spa, tpa), (1, [2, 0, 0, 0, 0, 2], [10, 1, 0, 2], [10, 1, 0, 1]));
+        assert!(parse_arp(&payload[..27]).is_none());
+    }
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot the test kernel in QEMU (TCG) with an initramfs holding busybox, the
+# modules (rust_tun.ko and the C tun/pktgen/dummy from the same build), the
+# guest programs and GUEST_SCRIPT; stream the console to the terminal and to
+# a log; exit with the guest's verdict.
+#
+# Fails on timeout, on a missing verdict, on the wrong CPU count, and on a
+# kernel oops/BUG/WARNING/panic/taint (other than the out-of-tree taint).
+#
+# usage: scripts/run-guest.sh [--icount] [--smp N] [--timeout S] [--log FILE]
+#                             [--kernel FLAVOR] GUEST_SCRIPT [ARGS...]
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+icount=0 smp=2 timeout=900 log= flavor=test
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--icount) icount=1 ;;
+	--smp) smp=$2; shift ;;
+	--timeout) timeout=$2; shift ;;
+	--log) log=$2; shift ;;
+	--kernel) flavor=$2; shift ;;
+	-*) rt_die "unknown option $1" ;;
+	*) break ;;
+	esac
+	shift
+done
+[ $# -ge 1 ] || rt_die "usage: $0 [options] GUEST_SCRIPT [ARGS...]"
+script=$1
+shift
+
+kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" --print-kdir "$flavor") ||
+	rt_die "no built $flavor kernel: run scripts/build-kernel.sh $flavor"
+ko=$RT_TOP/rust_tun.ko
+[ -f "$ko" ] || rt_die "no $ko: run make"
+rtun=$(rt_guest_bin)
+[ -x "$rtun" ] || rt_die "no guest programs: run scripts/build-guest.sh"
+
+work=$(mktemp -d /tmp/rtun-guest.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,etc,lib/modules}
+cp /bin/busybox "$root/bin/busybox"
+cp "$RT_TOP/scripts/guest/init" "$root/init"
+cp "$script" "$root/test.sh"
+chmod +x "$root/init"
+cp "$rtun" "$root/bin/rtun"
+cp "$ko" "$root/lib/modules/"
+for m in drivers/net/tun.ko net/core/pktgen.ko drivers/net/dummy.ko; do
+	cp "$kdir/$m" "$root/lib/modules/"
+done
+for extra in "$RT_TOP"/bench/*.ko; do
+	[ -f "$extra" ] && cp "$extra" "$root/lib/modules/"
+done
+echo "$smp" >"$root/etc/rtun-smp"
+echo "$*" >"$root/etc/rtun-args"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.gz"
+
+[ -n "$log" ] || log=$work/console.log
+accel=(-accel tcg)
+[ $icount = 0 ] || accel=(-accel tcg -icount shift=0,sleep=off)
+rt_log "booting $flavor kernel, -smp $smp$([ $icount = 0 ] || echo ', icount'), $(basename "$script") $*"
+set +e
+timeout --foreground "$timeout" qemu-system-x86_64 "${accel[@]}" -m 1024 -smp "$smp" \
+	-nographic -no-reboot -nodefaults -serial stdio \
+	-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$work/initramfs.gz" \
+	-append "console=ttyS0 panic=-1 oops=panic rdinit=/init" </dev/null 2>&1 |
+	tee "$log"
+qrc=${PIPESTATUS[0]}
+set -e
+# The serial console ends lines with CR.
+sed -i 's/\r$//' "$log"
+
+fail=0
+if [ "$qrc" = 124 ]; then
+	rt_log "FAIL: guest timed out after ${timeout}s"
+	fail=1
+fi
+bad=$(grep -nE 'Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call Trace:|UBSAN|KASAN|kernel BUG|RIP: ' "$log" || true)
+taint=$(grep -niE 'taint' "$log" | grep -v 'loading out-of-tree module taints kernel' || true)
+if [ -n "$bad$taint" ]; then
+	rt_log "FAIL: kernel problems in the guest log:"
+	printf '%s\n' "$bad" "$taint" | grep -v '^$' | head -20 >&2
+	fail=1
+fi
+verdict=$(sed -n 's/^RTUN-VERDICT: rc=\([0-9]*\)$/\1/p' "$log" | tail -1)
+if [ -z "$verdict" ]; then
+	rt_log "FAIL: the guest gave no verdict"
+	fail=1
+elif [ "$verdict" != 0 ]; then
+	rt_log "FAIL: the guest script exited $verdict"
+	fail=1
+fi
+exit $fail

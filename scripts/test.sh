@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every test of rust-tun, from a fresh machine: install the toolchain, build
+# (or reuse) the test kernel, build the module (rustfmt check, clippy build,
+# real build), build and host-test the guest programs, then boot the guest
+# and run the guest suite against rust_tun and, side by side, the C tun.
+#
+# Prints KTAP from the guest, then the closing line "N passed, N failed";
+# exits non-zero on any failure, kernel splat, or unfinished guest.
+#
+# usage: scripts/test.sh [FILTER]
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+filter=${1:-}
+
+passed=0 failed=0
+step() { # step NAME COMMAND...: a host-side check counted as one test
+	local name=$1
+	shift
+	rt_log "check $name"
+	if "$@"; then
+		passed=$((passed + 1))
+		echo "ok - host $name"
+	else
+		failed=$((failed + 1))
+		echo "not ok - host $name"
+	fi
+}
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
+	exit $?
+}
+
+bash "$RT_TOP/scripts/install-toolchain.sh" >&2 || { failed=$((failed + 1)); finish; }
+kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" test) || { failed=$((failed + 1)); finish; }
+
+mk() { make -C "$RT_TOP" KDIR="$kdir" "$@"; }
+clippy_clean() {
+	local out
+	out=$(mk CLIPPY=1 2>&1) || { echo "$out"; return 1; }
+	echo "$out" | grep -E '^(warning|error)' -A8 && return 1
+	return 0
+}
+step rustfmt mk rustfmtcheck
+step clippy clippy_clean
+step build mk
+step guest-programs bash "$RT_TOP/scripts/build-guest.sh" --test
+
+log=$(mktemp /tmp/rtun-test-log.XXXXXX)
+if [ -f "$RT_TOP/rust_tun.ko" ] && [ -x "$(rt_guest_bin)" ]; then
+	bash "$RT_TOP/scripts/run-guest.sh" --log "$log" "$RT_TOP/scripts/guest/tests.sh" $filter
+	grc=$?
+	gp=$(grep -cE '^ok [0-9]+ ' "$log")
+	gf=$(grep -cE '^not ok [0-9]+ ' "$log")
+	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$log" | tail -1)
+	passed=$((passed + gp))
+	failed=$((failed + gf))
+	# A guest that did not finish its plan, or failed outside the tests
+	# (kernel splat, verdict), is one more failure.
+	if [ "${plan:-0}" = 0 ] || [ $((gp + gf)) != "${plan:-0}" ]; then
+		rt_log "guest ran $((gp + gf)) of ${plan:-?} planned tests"
+		failed=$((failed + 1))
+	elif [ $grc != 0 ] && [ $gf = 0 ]; then
+		failed=$((failed + 1))
+	fi
+else
+	rt_log "nothing to boot: module or guest programs missing"
+	failed=$((failed + 1))
+fi
+rm -f "$log"
+finish

@@ -1,0 +1,1212 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The thin `unsafe` layer of rust_tun: safe wrappers over the C objects the
+//! driver touches (`net_device`, `sk_buff`, `iov_iter`, wait queues, RCU,
+//! rtnl, the misc device and the rtnl link ops) and the `extern "C"`
+//! trampolines that the kernel calls. Every `unsafe` block of the module
+//! lives in this file; the driver logic in `tun.rs` is safe Rust. Where tun.c
+//! calls an inline function, we call it through the one-line C shims in
+//! `tun_helpers.c`.
+
+use crate::bindings;
+use core::cell::UnsafeCell;
+use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::error::{code::*, from_result, to_result};
+use kernel::init::PinInit;
+use kernel::prelude::*;
+use kernel::str::CStr;
+use kernel::sync::lock::{Backend, Lock};
+use kernel::sync::{Arc, ArcBorrow, LockClassKey};
+use kernel::types::Opaque;
+
+/// Errno values that `kernel::error::code` does not name.
+#[allow(non_snake_case)]
+pub(crate) mod errno {
+    use crate::bindings;
+    use kernel::error::Error;
+
+    /// `EBADFD`: the file is not attached to a device.
+    pub(crate) fn EBADFD() -> Error {
+        Error::from_errno(-(bindings::EBADFD as i32))
+    }
+
+    /// `EMSGSIZE`: a write larger than any frame.
+    pub(crate) fn EMSGSIZE() -> Error {
+        Error::from_errno(-(bindings::EMSGSIZE as i32))
+    }
+
+    /// `EOPNOTSUPP`.
+    pub(crate) fn EOPNOTSUPP() -> Error {
+        Error::from_errno(-(bindings::EOPNOTSUPP as i32))
+    }
+}
+
+/// A `static` that the kernel writes to (for example, a `miscdevice` whose
+/// list head `misc_register` links in).
+///
+/// # Invariants
+///
+/// Rust code only hands out the raw pointer; the kernel serialises its own
+/// writes (under `misc_mtx` or the rtnl lock).
+pub(crate) struct KernelStatic<T>(UnsafeCell<T>);
+
+// SAFETY: Rust never creates references into the cell (see the type
+// invariant); the kernel synchronises its own accesses.
+unsafe impl<T> Sync for KernelStatic<T> {}
+
+impl<T> KernelStatic<T> {
+    /// Wraps `value`.
+    pub(crate) const fn new(value: T) -> Self {
+        Self(UnsafeCell::new(value))
+    }
+
+    fn get(&self) -> *mut T {
+        self.0.get()
+    }
+}
+
+/// Returns an all-zero `T`: the "unset" value of a C ops table or struct.
+const fn zeroed<T: ZeroIsValid>() -> T {
+    // SAFETY: `ZeroIsValid` is only implemented for C structs made of
+    // integers, raw pointers and `Option`s of function pointers, for which
+    // the all-zero bit pattern is valid (it is what C's `{ 0 }` gives).
+    unsafe { core::mem::zeroed() }
+}
+
+/// C structs for which all-zero bytes are a valid value.
+///
+/// # Safety
+///
+/// Implementors must be valid when all their bytes are zero.
+unsafe trait ZeroIsValid {}
+// SAFETY: Integers, pointers and optional function pointers only.
+unsafe impl ZeroIsValid for bindings::net_device_ops {}
+// SAFETY: Integers, pointers and optional function pointers only.
+unsafe impl ZeroIsValid for bindings::ethtool_ops {}
+// SAFETY: Integers, pointers and optional function pointers only.
+unsafe impl ZeroIsValid for bindings::file_operations {}
+// SAFETY: Integers, pointers, a list head and optional function pointers.
+unsafe impl ZeroIsValid for bindings::miscdevice {}
+// SAFETY: Integers, pointers, a list head and optional function pointers.
+unsafe impl ZeroIsValid for bindings::rtnl_link_ops {}
+
+// ---------------------------------------------------------------------------
+// Locks, RCU, rtnl.
+
+/// A `spinlock_t` taken with `spin_lock_bh`: usable from process context and
+/// from the transmit path (softirq) alike, like the ring locks of tun.c.
+pub(crate) struct SpinLockBhBackend;
+
+/// A spinlock that disables bottom halves while held.
+pub(crate) type SpinLockBh<T> = Lock<T, SpinLockBhBackend>;
+
+// SAFETY: `spin_lock_bh` ensures mutual exclusion; `relock` uses the default,
+// which calls `lock` again.
+unsafe impl Backend for SpinLockBhBackend {
+    type State = kernel::bindings::spinlock_t;
+    type GuardState = ();
+
+    unsafe fn init(
+        ptr: *mut Self::State,
+        name: *const kernel::ffi::c_char,
+        key: *mut kernel::bindings::lock_class_key,
+    ) {
+        // SAFETY: The caller guarantees `ptr` is valid for writes and that
+        // `name` and `key` live forever.
+        unsafe { kernel::bindings::__spin_lock_init(ptr, name, key) }
+    }
+
+    unsafe fn lock(ptr: *mut Self::State) {
+        // CAST: `kernel::bindings::spinlock_t` and our `spinlock` are the same
+        // C type, bound twice.
+        // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
+        unsafe { bindings::rtun_spin_lock_bh(ptr.cast()) }
+    }
+
+    unsafe fn unlock(ptr: *mut Self::State, _guard_state: &()) {
+        // SAFETY: The caller guarantees it holds the lock at `ptr`.
+        unsafe { bindings::rtun_spin_unlock_bh(ptr.cast()) }
+    }
+}
+
+/// Creates a [`SpinLockBh`] initialiser with a static lock class.
+macro_rules! new_spinlock_bh {
+    ($inner:expr, $name:literal) => {
+        $crate::sys::SpinLockBh::new(
+            $inner,
+            ::kernel::c_str!($name),
+            ::kernel::static_lock_class!(),
+        )
+    };
+}
+pub(crate) use new_spinlock_bh;
+
+/// An RCU read-side critical section (`rcu_read_lock()` .. `rcu_read_unlock()`).
+pub(crate) struct RcuReadGuard(PhantomData<*mut ()>);
+
+impl RcuReadGuard {
+    /// Enters a read-side critical section until the guard is dropped.
+    pub(crate) fn new() -> Self {
+        // SAFETY: Always allowed; balanced by `drop`.
+        unsafe { bindings::rtun_rcu_read_lock() };
+        Self(PhantomData)
+    }
+}
+
+impl Drop for RcuReadGuard {
+    fn drop(&mut self) {
+        // SAFETY: Balances the `rcu_read_lock()` of `new`.
+        unsafe { bindings::rtun_rcu_read_unlock() };
+    }
+}
+
+/// Waits until every RCU reader that may have seen an old pointer is done.
+pub(crate) fn synchronize_net() {
+    // SAFETY: Called from process context (all callers are rtnl holders).
+    unsafe { bindings::synchronize_net() };
+}
+
+/// Proof that the rtnl lock is held.
+pub(crate) struct Rtnl {
+    owned: bool,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl Rtnl {
+    /// Takes the rtnl lock until the returned guard is dropped.
+    pub(crate) fn lock() -> Self {
+        // SAFETY: Process context; released by `drop`.
+        unsafe { bindings::rtnl_lock() };
+        Self {
+            owned: true,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Vouches for an rtnl lock that the caller's caller holds.
+    ///
+    /// # Safety
+    ///
+    /// The rtnl lock must be held for the lifetime of the result.
+    unsafe fn assume_held() -> Self {
+        Self {
+            owned: false,
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for Rtnl {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: `lock` took the lock.
+            unsafe { bindings::rtnl_unlock() };
+        }
+    }
+}
+
+/// An RCU-published, reference-counted pointer (`struct foo __rcu *` holding
+/// a reference), readable under [`RcuReadGuard`] and replaced under rtnl.
+///
+/// # Invariants
+///
+/// `ptr` is null or comes from `Arc::into_raw` and owns that reference.
+pub(crate) struct RcuArc<T> {
+    ptr: AtomicPtr<T>,
+}
+
+/// A pointer unpublished from an [`RcuArc`]: dropping it waits for a grace
+/// period before dropping the reference, so readers never see freed memory.
+pub(crate) struct Unpublished<T>(Arc<T>);
+
+impl<T> Drop for Unpublished<T> {
+    fn drop(&mut self) {
+        synchronize_net();
+    }
+}
+
+impl<T> Unpublished<T> {
+    /// Waits for a grace period, then gives the reference back.
+    pub(crate) fn into_arc(self) -> Arc<T> {
+        let this = core::mem::ManuallyDrop::new(self);
+        synchronize_net();
+        // SAFETY: `this` is never used or dropped again.
+        unsafe { ptr::read(&this.0) }
+    }
+}
+
+impl<T> RcuArc<T> {
+    /// An empty slot.
+    pub(crate) const fn null() -> Self {
+        Self {
+            ptr: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// `rcu_dereference()`: the object, valid for the read-side section.
+    pub(crate) fn get<'a>(&'a self, _rcu: &'a RcuReadGuard) -> Option<&'a T> {
+        let p = self.ptr.load(Ordering::Acquire);
+        // SAFETY: Non-null pointers own a reference (type invariant), and a
+        // replaced pointer is only released after a grace period
+        // (`Unpublished`), which cannot end while `_rcu` is alive.
+        unsafe { p.as_ref() }
+    }
+
+    /// `rtnl_dereference()`: the object, while rtnl keeps writers out.
+    pub(crate) fn get_rtnl<'a>(&'a self, _rtnl: &'a Rtnl) -> Option<&'a T> {
+        let p = self.ptr.load(Ordering::Acquire);
+        // SAFETY: Only rtnl holders replace the pointer, so the reference it
+        // owns stays alive while `_rtnl` is borrowed.
+        unsafe { p.as_ref() }
+    }
+
+    /// `rcu_assign_pointer()`: publishes `new`, returning the old object.
+    pub(crate) fn replace(&self, new: Option<Arc<T>>, _rtnl: &Rtnl) -> Option<Unpublished<T>> {
+        let newp = new.map_or(ptr::null_mut(), |a| Arc::into_raw(a).cast_mut());
+        // INVARIANT: `newp` owns the reference `into_raw` gave up.
+        let old = self.ptr.swap(newp, Ordering::AcqRel);
+        // SAFETY: `old` owned a reference (type invariant), now ours.
+        NonNull::new(old).map(|p| Unpublished(unsafe { Arc::from_raw(p.as_ptr()) }))
+    }
+
+    /// Moves the object of `other` into `self` (both under rtnl), leaving
+    /// `other` empty; returns `self`'s old object. `self` and `other` must
+    /// be different slots.
+    pub(crate) fn take_from(&self, other: &Self, _rtnl: &Rtnl) -> Option<Unpublished<T>> {
+        if ptr::eq(self, other) {
+            return None;
+        }
+        let p = other.ptr.swap(ptr::null_mut(), Ordering::AcqRel);
+        let old = self.ptr.swap(p, Ordering::AcqRel);
+        // SAFETY: `old` owned a reference (type invariant), now ours.
+        NonNull::new(old).map(|p| Unpublished(unsafe { Arc::from_raw(p.as_ptr()) }))
+    }
+}
+
+impl<T> Drop for RcuArc<T> {
+    fn drop(&mut self) {
+        let p = *self.ptr.get_mut();
+        if !p.is_null() {
+            // SAFETY: No reader can reach a slot being dropped; the pointer
+            // owns a reference (type invariant).
+            drop(unsafe { Arc::from_raw(p) });
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Wait queues and poll.
+
+/// A `wait_queue_head` that readers sleep on and `poll` registers with.
+#[pin_data]
+pub(crate) struct WaitQueue {
+    #[pin]
+    head: Opaque<bindings::wait_queue_head>,
+}
+
+// SAFETY: A wait queue head is designed for use from any thread.
+unsafe impl Send for WaitQueue {}
+// SAFETY: A wait queue head has its own lock.
+unsafe impl Sync for WaitQueue {}
+
+impl WaitQueue {
+    /// Creates an initialiser with a static lock class.
+    pub(crate) fn new(name: &'static CStr, key: &'static LockClassKey) -> impl PinInit<Self> {
+        pin_init!(Self {
+            // SAFETY: `slot` is valid for writes; `name` and `key` are static.
+            head <- Opaque::ffi_init(|slot| unsafe {
+                bindings::__init_waitqueue_head(slot, name.as_char_ptr(), key.as_ptr().cast())
+            }),
+        })
+    }
+
+    /// `wait_event_interruptible()`: sleeps until `cond` gives a value;
+    /// `ERESTARTSYS` if a signal arrives first.
+    pub(crate) fn wait_interruptible<R>(&self, mut cond: impl FnMut() -> Option<R>) -> Result<R> {
+        let entry = Opaque::<bindings::wait_queue_entry>::uninit();
+        // SAFETY: `entry` is valid for writes.
+        unsafe { bindings::rtun_init_wait(entry.get()) };
+        let ret = loop {
+            // SAFETY: `head` is initialised and pinned; `entry` is initialised
+            // and outlives its time on the queue (`finish_wait` below).
+            unsafe {
+                bindings::prepare_to_wait(
+                    self.head.get(),
+                    entry.get(),
+                    bindings::RTUN_TASK_INTERRUPTIBLE,
+                )
+            };
+            if let Some(v) = cond() {
+                break Ok(v);
+            }
+            // SAFETY: Always allowed.
+            if unsafe { bindings::rtun_signal_pending() } {
+                break Err(ERESTARTSYS);
+            }
+            // SAFETY: Process context, no spinlock held (the caller's `cond`
+            // takes and releases its locks).
+            unsafe { bindings::schedule() };
+        };
+        // SAFETY: Removes `entry` from `head` if still queued.
+        unsafe { bindings::finish_wait(self.head.get(), entry.get()) };
+        ret
+    }
+
+    /// `wake_up_interruptible_poll()`; callable from any context.
+    pub(crate) fn wake_up_poll(&self, mask: u32) {
+        // SAFETY: `head` is initialised.
+        unsafe { bindings::rtun_wake_up_interruptible_poll(self.head.get(), mask) };
+    }
+}
+
+/// Poll event bits.
+pub(crate) mod poll {
+    use crate::bindings;
+    /// `EPOLLIN | EPOLLRDNORM`.
+    pub(crate) const IN: u32 = bindings::RTUN_EPOLLIN | bindings::RTUN_EPOLLRDNORM;
+    /// `EPOLLOUT | EPOLLWRNORM`.
+    pub(crate) const OUT: u32 = bindings::RTUN_EPOLLOUT | bindings::RTUN_EPOLLWRNORM;
+    /// `EPOLLERR`.
+    pub(crate) const ERR: u32 = bindings::RTUN_EPOLLERR;
+}
+
+/// The `poll_table` of one `poll()` call.
+pub(crate) struct PollTable {
+    file: *mut bindings::file,
+    table: *mut bindings::poll_table_struct,
+}
+
+impl PollTable {
+    /// `poll_wait()`: registers `wq` with the caller of `poll()`.
+    pub(crate) fn wait(&self, wq: &WaitQueue) {
+        // SAFETY: `file` and `table` come from the `poll` callback and are
+        // valid during it; `wq` lives as long as the file (it belongs to the
+        // file's `TunFile`), and poll tables are torn down before release.
+        unsafe { bindings::rtun_poll_wait(self.file, wq.head.get(), self.table) };
+    }
+}
+
+// ---------------------------------------------------------------------------
+// iov_iter.
+
+/// The user buffer of one `read`/`write`/`readv`/`writev` call.
+pub(crate) struct IovIter(*mut bindings::iov_iter);
+
+impl IovIter {
+    /// `iov_iter_count()`: bytes left.
+    pub(crate) fn count(&self) -> usize {
+        // SAFETY: The pointer is valid for the duration of the callback.
+        unsafe { bindings::rtun_iov_iter_count(self.0) }
+    }
+
+    /// `copy_from_iter_full()`: fills `buf` entirely or fails with `EFAULT`.
+    pub(crate) fn copy_from(&mut self, buf: &mut [u8]) -> Result {
+        // SAFETY: `buf` is valid for `buf.len()` bytes of writes.
+        if unsafe {
+            bindings::rtun_copy_from_iter_full(buf.as_mut_ptr().cast(), buf.len(), self.0)
+        } {
+            Ok(())
+        } else {
+            Err(EFAULT)
+        }
+    }
+
+    /// `copy_to_iter()` of all of `buf`, or `EFAULT`.
+    pub(crate) fn copy_to(&mut self, buf: &[u8]) -> Result {
+        // SAFETY: `buf` is valid for `buf.len()` bytes of reads.
+        let n = unsafe { bindings::rtun_copy_to_iter(buf.as_ptr().cast(), buf.len(), self.0) };
+        if n == buf.len() {
+            Ok(())
+        } else {
+            Err(EFAULT)
+        }
+    }
+
+    /// `skb_copy_datagram_iter()`: `len` bytes of `skb` from offset 0.
+    pub(crate) fn copy_skb(&mut self, skb: &SkBuff, len: u32) -> Result {
+        // SAFETY: `skb` is a valid skb we own; `len <= skb.len()` is
+        // checked by `skb_copy_datagram_iter` itself.
+        to_result(unsafe {
+            bindings::skb_copy_datagram_iter(skb.0.as_ptr(), 0, self.0, len as c_int)
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// sk_buff.
+
+/// An owned `struct sk_buff`: freed with `kfree_skb` (a drop) unless handed
+/// on with [`SkBuff::netif_rx`] or [`SkBuff::consume`].
+///
+/// # Invariants
+///
+/// The pointer is a valid skb that nobody else references.
+pub(crate) struct SkBuff(NonNull<bindings::sk_buff>);
+
+// SAFETY: An skb we own can be freed or handed on from any thread.
+unsafe impl Send for SkBuff {}
+
+impl SkBuff {
+    /// `netdev_alloc_skb_ip_align()`: an empty skb with room for `len` bytes.
+    pub(crate) fn alloc(dev: &NetDevice, len: u32) -> Result<Self> {
+        // SAFETY: `dev` is a valid device.
+        let p = unsafe { bindings::rtun_netdev_alloc_skb_ip_align(dev.as_ptr(), len) };
+        // INVARIANT: A fresh skb is ours alone.
+        NonNull::new(p).map(Self).ok_or(ENOMEM)
+    }
+
+    /// `skb_put()` of `len` bytes, returned for filling in.
+    pub(crate) fn put(&mut self, len: u32) -> &mut [u8] {
+        // SAFETY: The caller allocated the skb with room for `len` bytes;
+        // `skb_put` panics (BUG) rather than overrun.
+        let p = unsafe { bindings::skb_put(self.0.as_ptr(), len) };
+        // SAFETY: `skb_put` returned `len` writable bytes inside the skb.
+        unsafe { core::slice::from_raw_parts_mut(p.cast::<u8>(), len as usize) }
+    }
+
+    /// `skb->len`.
+    pub(crate) fn len(&self) -> u32 {
+        // SAFETY: Valid skb.
+        unsafe { bindings::rtun_skb_len(self.0.as_ptr()) }
+    }
+
+    /// `skb->protocol`, in network byte order.
+    pub(crate) fn protocol(&self) -> u16 {
+        // SAFETY: Valid skb.
+        unsafe { bindings::rtun_skb_protocol(self.0.as_ptr()) }
+    }
+
+    /// `skb_get_queue_mapping()`.
+    pub(crate) fn queue_mapping(&self) -> u16 {
+        // SAFETY: Valid skb.
+        unsafe { bindings::rtun_skb_get_queue_mapping(self.0.as_ptr()) }
+    }
+
+    /// `skb_orphan()`: drops the owning socket's claim, as tun does before
+    /// holding an skb indefinitely.
+    pub(crate) fn orphan(&mut self) {
+        // SAFETY: Valid skb we own.
+        unsafe { bindings::rtun_skb_orphan(self.0.as_ptr()) }
+    }
+
+    /// Makes an L3 packet from `dev`: `skb_reset_mac_header()`, `skb->protocol`
+    /// (network byte order) and `skb->dev`.
+    pub(crate) fn set_l3(&mut self, protocol_be: u16, dev: &NetDevice) {
+        // SAFETY: Valid skb we own; `dev` is a valid device.
+        unsafe {
+            bindings::rtun_skb_reset_mac_header(self.0.as_ptr());
+            bindings::rtun_skb_set_protocol(self.0.as_ptr(), protocol_be);
+            bindings::rtun_skb_set_dev(self.0.as_ptr(), dev.as_ptr());
+        }
+    }
+
+    /// `skb->protocol = eth_type_trans(skb, dev)` (needs `ETH_HLEN` bytes).
+    pub(crate) fn eth_type_trans(&mut self, dev: &NetDevice) {
+        // SAFETY: Valid skb we own holding at least `ETH_HLEN` linear bytes
+        // (the caller checked the length it put).
+        unsafe {
+            let proto = bindings::eth_type_trans(self.0.as_ptr(), dev.as_ptr());
+            bindings::rtun_skb_set_protocol(self.0.as_ptr(), proto);
+        }
+    }
+
+    /// `netif_rx()`: hands the packet to the stack.
+    pub(crate) fn netif_rx(self) {
+        let p = core::mem::ManuallyDrop::new(self).0;
+        // SAFETY: We own the skb and give it away.
+        unsafe { bindings::netif_rx(p.as_ptr()) };
+    }
+
+    /// `consume_skb()`: frees a packet that was delivered (not a drop).
+    pub(crate) fn consume(self) {
+        let p = core::mem::ManuallyDrop::new(self).0;
+        // SAFETY: We own the skb and free it.
+        unsafe { bindings::consume_skb(p.as_ptr()) };
+    }
+}
+
+impl Drop for SkBuff {
+    fn drop(&mut self) {
+        // SAFETY: We own the skb; a drop is a drop (`kfree_skb`).
+        unsafe { bindings::rtun_kfree_skb(self.0.as_ptr()) };
+    }
+}
+
+// ---------------------------------------------------------------------------
+// net_device.
+
+/// A network device created by this module.
+///
+/// # Invariants
+///
+/// The device was allocated by [`NetDeviceBuilder::alloc`], so its private
+/// area holds an initialised `crate::Tun` until `priv_destructor` runs, and
+/// its `netdev_ops` is one of ours. References to it are only handed out
+/// while it is alive: in callbacks, under rtnl while registered, or under a
+/// [`DevRef`].
+#[repr(transparent)]
+pub(crate) struct NetDevice(Opaque<bindings::net_device>);
+
+// SAFETY: `net_device` is shared between CPUs by design; every access goes
+// through the kernel's own synchronisation or atomics.
+unsafe impl Sync for NetDevice {}
+// SAFETY: As above.
+unsafe impl Send for NetDevice {}
+
+/// Net device flags read by the driver.
+pub(crate) const IFF_UP: u32 = bindings::RTUN_IFF_UP;
+
+impl NetDevice {
+    /// # Safety
+    ///
+    /// `ptr` must be a device of ours (see the type invariants), alive for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
+        // SAFETY: `NetDevice` is transparent over `net_device`.
+        unsafe { &*ptr.cast() }
+    }
+
+    fn as_ptr(&self) -> *mut bindings::net_device {
+        self.0.get()
+    }
+
+    /// The driver state in the private area (`netdev_priv()`).
+    pub(crate) fn tun(&self) -> &crate::Tun {
+        // SAFETY: By the type invariants the private area holds an
+        // initialised `Tun` while the device is alive.
+        unsafe { &*bindings::rtun_netdev_priv(self.as_ptr()).cast::<crate::Tun>() }
+    }
+
+    /// `dev->name`.
+    pub(crate) fn name(&self) -> [u8; bindings::IFNAMSIZ as usize] {
+        // SAFETY: `name` is a fixed array written under rtnl; a racy read of
+        // a renaming device gives some bytes of a name, as in C.
+        let name = unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).name)) };
+        name.map(|c| c as u8)
+    }
+
+    /// `dev->flags` (`IFF_UP`, ...).
+    pub(crate) fn flags(&self) -> u32 {
+        // SAFETY: A plain integer field; READ_ONCE semantics.
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).flags)) }
+    }
+
+    /// `dev->tx_queue_len`.
+    pub(crate) fn tx_queue_len(&self) -> u32 {
+        // SAFETY: A plain integer field; READ_ONCE semantics.
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).tx_queue_len)) }
+    }
+
+    /// `dev->reg_state == NETREG_REGISTERED`.
+    pub(crate) fn is_registered(&self) -> bool {
+        // SAFETY: A plain field written under rtnl; READ_ONCE semantics.
+        let s = unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).reg_state)) };
+        s as u32 == bindings::RTUN_NETREG_REGISTERED
+    }
+
+    /// `netif_running()`.
+    pub(crate) fn is_running(&self) -> bool {
+        // SAFETY: Valid device.
+        unsafe { bindings::rtun_netif_running(self.as_ptr()) }
+    }
+
+    /// `netif_carrier_on()`.
+    pub(crate) fn carrier_on(&self) {
+        // SAFETY: Valid device.
+        unsafe { bindings::netif_carrier_on(self.as_ptr()) }
+    }
+
+    /// `netif_carrier_off()`.
+    pub(crate) fn carrier_off(&self) {
+        // SAFETY: Valid device.
+        unsafe { bindings::netif_carrier_off(self.as_ptr()) }
+    }
+
+    /// `netif_tx_start_all_queues()`.
+    pub(crate) fn tx_start_all_queues(&self) {
+        // SAFETY: Valid device.
+        unsafe { bindings::rtun_netif_tx_start_all_queues(self.as_ptr()) }
+    }
+
+    /// `netif_tx_stop_all_queues()`.
+    pub(crate) fn tx_stop_all_queues(&self) {
+        // SAFETY: Valid device.
+        unsafe { bindings::rtun_netif_tx_stop_all_queues(self.as_ptr()) }
+    }
+
+    /// `netif_tx_wake_all_queues()`.
+    pub(crate) fn tx_wake_all_queues(&self) {
+        // SAFETY: Valid device.
+        unsafe { bindings::rtun_netif_tx_wake_all_queues(self.as_ptr()) }
+    }
+
+    /// `netdev_state_change()`.
+    pub(crate) fn state_change(&self, _rtnl: &Rtnl) {
+        // SAFETY: Valid device; rtnl held.
+        unsafe { bindings::netdev_state_change(self.as_ptr()) }
+    }
+
+    /// `dev_net(dev)`, compared by identity.
+    pub(crate) fn in_net(&self, net: &NetNs) -> bool {
+        // SAFETY: Valid device.
+        unsafe { bindings::rtun_dev_net(self.as_ptr()) == net.0.as_ptr() }
+    }
+
+    /// `unregister_netdevice()`: the device is freed later, after its
+    /// `priv_destructor`, once all references are gone.
+    pub(crate) fn unregister(&self, _rtnl: &Rtnl) {
+        // SAFETY: A registered device of ours; rtnl held.
+        unsafe { bindings::unregister_netdevice_queue(self.as_ptr(), ptr::null_mut()) }
+    }
+
+    /// Takes a reference (`dev_hold()`).
+    pub(crate) fn hold(&self) -> DevRef {
+        // SAFETY: Valid device.
+        unsafe { bindings::rtun_dev_hold(self.as_ptr()) };
+        // INVARIANT: The reference just taken.
+        DevRef(NonNull::from(self))
+    }
+
+    /// `__dev_get_by_name()`, if the device found is one of ours.
+    pub(crate) fn get_by_name<'a>(
+        net: &NetNs,
+        name: &CStr,
+        rtnl: &'a Rtnl,
+    ) -> Option<Result<&'a NetDevice>> {
+        let _ = rtnl;
+        // SAFETY: rtnl held; `name` is NUL-terminated.
+        let p = unsafe { bindings::__dev_get_by_name(net.0.as_ptr(), name.as_char_ptr()) };
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `p` is a registered device, alive while rtnl is held.
+        let ops = unsafe { (*p).netdev_ops };
+        if ptr::eq(ops, &TUN_NETDEV_OPS) || ptr::eq(ops, &TAP_NETDEV_OPS) {
+            // SAFETY: One of ours (its ops are ours); rtnl keeps it alive.
+            Some(Ok(unsafe { NetDevice::from_raw(p) }))
+        } else {
+            Some(Err(EINVAL))
+        }
+    }
+}
+
+/// A counted reference to one of our devices (`dev_hold`/`dev_put`).
+///
+/// # Invariants
+///
+/// Owns one reference, which keeps the device and its private area alive.
+pub(crate) struct DevRef(NonNull<NetDevice>);
+
+// SAFETY: Device references can be dropped on any thread.
+unsafe impl Send for DevRef {}
+
+impl core::ops::Deref for DevRef {
+    type Target = NetDevice;
+    fn deref(&self) -> &NetDevice {
+        // SAFETY: The reference we own keeps the device alive.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+impl Drop for DevRef {
+    fn drop(&mut self) {
+        // SAFETY: Gives back the reference we own.
+        unsafe { bindings::rtun_dev_put(self.0.as_ref().as_ptr()) };
+    }
+}
+
+/// A device pointer that readers take references from under RCU
+/// (`tun_file->tun` in tun.c).
+pub(crate) struct RcuDev(AtomicPtr<bindings::net_device>);
+
+impl RcuDev {
+    /// No device.
+    pub(crate) const fn null() -> Self {
+        Self(AtomicPtr::new(ptr::null_mut()))
+    }
+
+    /// `tun_get()`: a counted reference to the device, if any.
+    pub(crate) fn get(&self) -> Option<DevRef> {
+        let _rcu = RcuReadGuard::new();
+        let p = self.0.load(Ordering::Acquire);
+        // SAFETY: A published device stays alive until a grace period after
+        // it is unpublished (`set` callers run `synchronize_net()` before the
+        // device can go away), and `_rcu` spans the `dev_hold`.
+        (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) }.hold())
+    }
+
+    /// The device, under rtnl (which is what keeps it alive here).
+    pub(crate) fn get_rtnl<'a>(&self, _rtnl: &'a Rtnl) -> Option<&'a NetDevice> {
+        let p = self.0.load(Ordering::Acquire);
+        // SAFETY: Devices are published and unpublished under rtnl, and a
+        // published device is registered, hence alive while rtnl is held.
+        (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) })
+    }
+
+    /// Publishes `dev` (or none). Readers may hold the old device until the
+    /// next grace period.
+    pub(crate) fn set(&self, dev: Option<&NetDevice>, _rtnl: &Rtnl) {
+        self.0
+            .store(dev.map_or(ptr::null_mut(), |d| d.as_ptr()), Ordering::Release);
+    }
+}
+
+/// What kind of device to create (`IFF_TUN` or `IFF_TAP`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DevKind {
+    /// Point-to-point L3 device (`IFF_TUN`).
+    Tun,
+    /// Ethernet device (`IFF_TAP`).
+    Tap,
+}
+
+/// A device allocated but not registered yet. Dropping it frees it.
+pub(crate) struct NetDeviceBuilder(NonNull<bindings::net_device>);
+
+impl NetDeviceBuilder {
+    /// `alloc_netdev_mqs()` with `tun_setup()` and, per kind,
+    /// `tun_net_initialize()`: a device of ours with `tun` in its private area.
+    pub(crate) fn alloc(
+        name: &CStr,
+        kind: DevKind,
+        queues: u32,
+        net: &NetNs,
+        tun: crate::Tun,
+    ) -> Result<Self> {
+        // SAFETY: `name` is NUL-terminated; `tun_setup` matches the
+        // expected signature.
+        let p = unsafe {
+            bindings::alloc_netdev_mqs(
+                core::mem::size_of::<crate::Tun>() as c_int,
+                name.as_char_ptr(),
+                bindings::NET_NAME_UNKNOWN as u8,
+                Some(tun_setup),
+                queues,
+                queues,
+            )
+        };
+        let p = NonNull::new(p).ok_or(ENOMEM)?;
+        // SAFETY: The private area is at least `size_of::<Tun>()` bytes,
+        // aligned to `NETDEV_ALIGN` (32), and nothing is in it yet.
+        unsafe {
+            let priv_ = bindings::rtun_netdev_priv(p.as_ptr()).cast::<crate::Tun>();
+            debug_assert!(priv_.is_aligned());
+            priv_.write(tun);
+            (*p.as_ptr()).priv_destructor = Some(tun_free_netdev);
+            bindings::rtun_dev_net_set(p.as_ptr(), net.0.as_ptr());
+        }
+        // INVARIANT: From here the private area holds a `Tun` and
+        // `priv_destructor` drops it.
+        let builder = Self(p);
+        // SAFETY: We own the unregistered device exclusively.
+        unsafe { tun_net_initialize(p.as_ptr(), kind) };
+        Ok(builder)
+    }
+
+    /// The device being built.
+    pub(crate) fn dev(&self) -> &NetDevice {
+        // SAFETY: Allocated by `alloc`, so ours; alive while `self` is.
+        unsafe { NetDevice::from_raw(self.0.as_ptr()) }
+    }
+
+    /// `register_netdevice()`.
+    pub(crate) fn register(self, _rtnl: &Rtnl) -> Result<&NetDevice> {
+        let p = core::mem::ManuallyDrop::new(self).0;
+        // SAFETY: rtnl held; the device is fully set up.
+        let err = unsafe { bindings::register_netdevice(p.as_ptr()) };
+        if err < 0 {
+            // `register_netdevice` ran `priv_destructor` on failure; only the
+            // memory is left.
+            // SAFETY: Unregistered and ours.
+            unsafe { bindings::free_netdev(p.as_ptr()) };
+            return Err(Error::from_errno(err));
+        }
+        // SAFETY: Registered now, so alive while rtnl is held.
+        Ok(unsafe { NetDevice::from_raw(p.as_ptr()) })
+    }
+}
+
+impl Drop for NetDeviceBuilder {
+    fn drop(&mut self) {
+        // SAFETY: Never registered: run our destructor, then free.
+        unsafe {
+            tun_free_netdev(self.0.as_ptr());
+            bindings::free_netdev(self.0.as_ptr());
+        }
+    }
+}
+
+/// `tun_setup()`: what every device of ours gets before its kind is known.
+unsafe extern "C" fn tun_setup(dev: *mut bindings::net_device) {
+    // SAFETY: Called by `alloc_netdev_mqs`/rtnl on a fresh device.
+    unsafe {
+        (*dev).ethtool_ops = &TUN_ETHTOOL_OPS;
+        (*dev).needs_free_netdev = true;
+        (*dev).tx_queue_len = crate::TUN_READQ_SIZE;
+    }
+}
+
+/// `priv_destructor`: drops the `Tun` in the private area.
+unsafe extern "C" fn tun_free_netdev(dev: *mut bindings::net_device) {
+    // SAFETY: Called once, when the device is done with (after unregister,
+    // or by `register_netdevice` failing, or by the builder), so nothing
+    // references the `Tun` any more.
+    unsafe { ptr::drop_in_place(bindings::rtun_netdev_priv(dev).cast::<crate::Tun>()) }
+}
+
+/// `tun_net_initialize()`: type-specific device set-up.
+///
+/// # Safety
+///
+/// `dev` must be a fresh, unregistered device owned by the caller.
+unsafe fn tun_net_initialize(dev: *mut bindings::net_device, kind: DevKind) {
+    // SAFETY: The caller owns the device.
+    unsafe {
+        match kind {
+            DevKind::Tun => {
+                (*dev).netdev_ops = &TUN_NETDEV_OPS;
+                (*dev).hard_header_len = 0;
+                (*dev).addr_len = 0;
+                (*dev).mtu = 1500;
+                (*dev).type_ = bindings::ARPHRD_NONE as u16;
+                (*dev).flags = bindings::RTUN_IFF_POINTOPOINT
+                    | bindings::RTUN_IFF_NOARP
+                    | bindings::RTUN_IFF_MULTICAST;
+            }
+            DevKind::Tap => {
+                (*dev).netdev_ops = &TAP_NETDEV_OPS;
+                bindings::ether_setup(dev);
+                bindings::rtun_netdev_priv_flags_update(
+                    dev,
+                    bindings::RTUN_IFF_TX_SKB_SHARING,
+                    bindings::RTUN_IFF_LIVE_ADDR_CHANGE,
+                );
+                bindings::rtun_eth_hw_addr_random(dev);
+            }
+        }
+        (*dev).min_mtu = crate::MIN_MTU;
+        (*dev).max_mtu = crate::MAX_MTU - u32::from((*dev).hard_header_len);
+    }
+}
+
+/// Network namespace reference (`get_net`/`put_net`).
+///
+/// # Invariants
+///
+/// Owns one reference to the namespace.
+pub(crate) struct NetNs(NonNull<bindings::net>);
+
+// SAFETY: Namespace references can move between threads.
+unsafe impl Send for NetNs {}
+// SAFETY: Only compared and passed to the kernel.
+unsafe impl Sync for NetNs {}
+
+impl NetNs {
+    /// The calling task's network namespace.
+    pub(crate) fn current() -> Self {
+        // SAFETY: Process context; `current->nsproxy` is valid for the task.
+        let p = unsafe { bindings::rtun_get_current_net() };
+        // INVARIANT: `get_net` took a reference. It never returns null.
+        Self(NonNull::new(p).expect("get_net returned null"))
+    }
+
+    /// `ns_capable(net->user_ns, CAP_NET_ADMIN)`.
+    pub(crate) fn capable_net_admin(&self) -> bool {
+        // SAFETY: Valid namespace; process context.
+        unsafe { bindings::rtun_ns_capable_net_admin(self.0.as_ptr()) }
+    }
+}
+
+impl Drop for NetNs {
+    fn drop(&mut self) {
+        // SAFETY: Gives back our reference.
+        unsafe { bindings::rtun_put_net(self.0.as_ptr()) }
+    }
+}
+
+/// Takes a reference on this module (`__module_get(THIS_MODULE)`), as tun
+/// does for each persistent device.
+pub(crate) fn module_get() {
+    // SAFETY: The module is live while any of its code runs.
+    unsafe { kernel::bindings::__module_get(crate::THIS_MODULE.as_ptr()) }
+}
+
+/// Drops a reference taken with [`module_get`].
+pub(crate) fn module_put() {
+    // SAFETY: Balances an earlier `module_get`.
+    unsafe { kernel::bindings::module_put(crate::THIS_MODULE.as_ptr()) }
+}
+
+// ---------------------------------------------------------------------------
+// Net device and ethtool callbacks.
+
+static TUN_NETDEV_OPS: bindings::net_device_ops = bindings::net_device_ops {
+    ndo_uninit: Some(tun_net_uninit),
+    ndo_open: Some(tun_net_open),
+    ndo_stop: Some(tun_net_close),
+    ndo_start_xmit: Some(tun_net_xmit),
+    ndo_get_stats64: Some(tun_net_get_stats64),
+    ..zeroed()
+};
+
+static TAP_NETDEV_OPS: bindings::net_device_ops = bindings::net_device_ops {
+    ndo_uninit: Some(tun_net_uninit),
+    ndo_open: Some(tun_net_open),
+    ndo_stop: Some(tun_net_close),
+    ndo_start_xmit: Some(tun_net_xmit),
+    ndo_get_stats64: Some(tun_net_get_stats64),
+    ndo_set_mac_address: Some(bindings::eth_mac_addr),
+    ndo_validate_addr: Some(bindings::eth_validate_addr),
+    ..zeroed()
+};
+
+static TUN_ETHTOOL_OPS: bindings::ethtool_ops = bindings::ethtool_ops {
+    get_drvinfo: Some(tun_get_drvinfo),
+    get_link: Some(bindings::ethtool_op_get_link),
+    ..zeroed()
+};
+
+unsafe extern "C" fn tun_net_uninit(dev: *mut bindings::net_device) {
+    // SAFETY: The core calls `ndo_uninit` under rtnl on a device of ours.
+    let (dev, rtnl) = unsafe { (NetDevice::from_raw(dev), Rtnl::assume_held()) };
+    crate::tun_net_uninit(dev, &rtnl);
+}
+
+unsafe extern "C" fn tun_net_open(dev: *mut bindings::net_device) -> c_int {
+    // SAFETY: Called under rtnl on a registered device of ours.
+    crate::tun_net_open(unsafe { NetDevice::from_raw(dev) });
+    0
+}
+
+unsafe extern "C" fn tun_net_close(dev: *mut bindings::net_device) -> c_int {
+    // SAFETY: Called under rtnl on a registered device of ours.
+    crate::tun_net_close(unsafe { NetDevice::from_raw(dev) });
+    0
+}
+
+unsafe extern "C" fn tun_net_xmit(
+    skb: *mut bindings::sk_buff,
+    dev: *mut bindings::net_device,
+) -> bindings::netdev_tx_t {
+    // SAFETY: The core hands us ownership of a valid skb and calls us on a
+    // registered device of ours, which stays alive during the call.
+    let (skb, dev) = unsafe { (SkBuff(NonNull::new_unchecked(skb)), NetDevice::from_raw(dev)) };
+    crate::tun_net_xmit(skb, dev)
+}
+
+unsafe extern "C" fn tun_net_get_stats64(
+    dev: *mut bindings::net_device,
+    stats: *mut bindings::rtnl_link_stats64,
+) {
+    // SAFETY: Called on a device of ours with a valid, writable `stats`.
+    let (dev, stats) = unsafe { (NetDevice::from_raw(dev), &mut *stats) };
+    let s = crate::tun_net_get_stats64(dev);
+    stats.rx_packets = s.rx_packets;
+    stats.rx_bytes = s.rx_bytes;
+    stats.tx_packets = s.tx_packets;
+    stats.tx_bytes = s.tx_bytes;
+    stats.rx_dropped = s.rx_dropped;
+    stats.tx_dropped = s.tx_dropped;
+    stats.rx_frame_errors = s.rx_frame_errors;
+}
+
+unsafe extern "C" fn tun_get_drvinfo(
+    _dev: *mut bindings::net_device,
+    info: *mut bindings::ethtool_drvinfo,
+) {
+    // SAFETY: `info` is valid and writable for the call.
+    let info = unsafe { &mut *info };
+    strscpy(&mut info.driver, crate::DRV_NAME);
+    strscpy(&mut info.version, crate::DRV_VERSION);
+    strscpy(&mut info.bus_info, b"tun");
+}
+
+fn strscpy(dst: &mut [core::ffi::c_char], src: &[u8]) {
+    let n = src.len().min(dst.len() - 1);
+    for (d, s) in dst.iter_mut().zip(&src[..n]) {
+        *d = *s as core::ffi::c_char;
+    }
+    dst[n] = 0;
+}
+
+/// Netdev tx return value.
+pub(crate) const NETDEV_TX_OK: bindings::netdev_tx_t = bindings::netdev_tx_NETDEV_TX_OK;
+/// `NET_XMIT_DROP`, tun's return for a dropped packet.
+pub(crate) const NET_XMIT_DROP: bindings::netdev_tx_t = bindings::NET_XMIT_DROP as _;
+
+// ---------------------------------------------------------------------------
+// rtnl link ops: `ip -d link` shows our kind, `ip link del` works, and
+// module unload deletes what is left, as `rtnl_link_unregister` does for tun.
+
+static TUN_LINK_OPS: KernelStatic<bindings::rtnl_link_ops> =
+    KernelStatic::new(bindings::rtnl_link_ops {
+        kind: crate::DRV_KIND.as_ptr().cast(),
+        priv_size: core::mem::size_of::<crate::Tun>(),
+        setup: Some(tun_setup),
+        validate: Some(tun_validate),
+        ..zeroed()
+    });
+
+/// `tun_validate()`: creation through rtnetlink is not supported.
+unsafe extern "C" fn tun_validate(
+    _tb: *mut *mut bindings::nlattr,
+    _data: *mut *mut bindings::nlattr,
+    _extack: *mut bindings::netlink_ext_ack,
+) -> c_int {
+    errno::EOPNOTSUPP().to_errno()
+}
+
+/// Registration of the rtnl link ops, undone on drop.
+pub(crate) struct LinkOpsRegistration(());
+
+impl LinkOpsRegistration {
+    /// `rtnl_link_register()`.
+    pub(crate) fn register() -> Result<Self> {
+        // SAFETY: The ops are static; registered once (module init).
+        to_result(unsafe { bindings::rtnl_link_register(TUN_LINK_OPS.get()) })?;
+        Ok(Self(()))
+    }
+}
+
+impl Drop for LinkOpsRegistration {
+    fn drop(&mut self) {
+        // SAFETY: Registered in `register`; this also unregisters every
+        // device left of ours.
+        unsafe { bindings::rtnl_link_unregister(TUN_LINK_OPS.get()) }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The character device.
+
+static TUN_FOPS: KernelStatic<bindings::file_operations> =
+    KernelStatic::new(bindings::file_operations {
+        read_iter: Some(tun_chr_read_iter),
+        write_iter: Some(tun_chr_write_iter),
+        poll: Some(tun_chr_poll),
+        unlocked_ioctl: Some(tun_chr_ioctl),
+        open: Some(tun_chr_open),
+        release: Some(tun_chr_close),
+        ..zeroed()
+    });
+
+static TUN_MISCDEV: KernelStatic<bindings::miscdevice> = KernelStatic::new(bindings::miscdevice {
+    minor: bindings::MISC_DYNAMIC_MINOR as c_int,
+    name: crate::DRV_KIND.as_ptr().cast(),
+    nodename: crate::DEV_NODENAME.as_ptr().cast(),
+    mode: 0o666,
+    fops: TUN_FOPS.0.get().cast_const(),
+    ..zeroed()
+});
+
+/// Registration of the misc device `/dev/net/rust_tun`, undone on drop.
+pub(crate) struct MiscRegistration(());
+
+impl MiscRegistration {
+    /// `misc_register()`.
+    pub(crate) fn register() -> Result<Self> {
+        // SAFETY: Before registration nothing else reads the fops, so this
+        // write races with nobody. Open files pin the module through `owner`.
+        unsafe { (*TUN_FOPS.get()).owner = crate::THIS_MODULE.as_ptr().cast() };
+        // SAFETY: The miscdevice and fops are static; registered once.
+        to_result(unsafe { bindings::misc_register(TUN_MISCDEV.get()) })?;
+        Ok(Self(()))
+    }
+}
+
+impl Drop for MiscRegistration {
+    fn drop(&mut self) {
+        // SAFETY: Registered in `register`.
+        unsafe { bindings::misc_deregister(TUN_MISCDEV.get()) }
+    }
+}
+
+/// The `TunFile` behind `file->private_data`.
+///
+/// # Safety
+///
+/// `file` must be a file of our device between `open` and `release`.
+unsafe fn tfile_of<'a>(file: *mut bindings::file) -> ArcBorrow<'a, crate::TunFile> {
+    // SAFETY: `open` stored an `Arc<TunFile>` there, released only by
+    // `release`, which runs after every other file operation.
+    unsafe { ArcBorrow::from_raw((*file).private_data.cast::<crate::TunFile>()) }
+}
+
+/// Whether the call must not block.
+///
+/// # Safety
+///
+/// `iocb` must be valid.
+unsafe fn noblock(iocb: *mut bindings::kiocb) -> bool {
+    // SAFETY: Valid `iocb` and its file.
+    unsafe {
+        ((*(*iocb).ki_filp).f_flags & bindings::O_NONBLOCK) != 0
+            || ((*iocb).ki_flags & bindings::RTUN_IOCB_NOWAIT) != 0
+    }
+}
+
+unsafe extern "C" fn tun_chr_open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+    from_result(|| {
+        let tfile = crate::tun_chr_open()?;
+        // SAFETY: `file` is being opened; its private data is ours.
+        unsafe { (*file).private_data = Arc::into_raw(tfile).cast_mut().cast() };
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn tun_chr_close(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+    // SAFETY: `open` stored the reference; this is the last use.
+    let tfile = unsafe { Arc::from_raw((*file).private_data.cast::<crate::TunFile>()) };
+    crate::tun_chr_close(tfile);
+    0
+}
+
+unsafe extern "C" fn tun_chr_read_iter(
+    iocb: *mut bindings::kiocb,
+    to: *mut bindings::iov_iter,
+) -> isize {
+    // SAFETY: Valid `iocb` of an open file of ours; `to` valid for the call.
+    let (tfile, nb) = unsafe { (tfile_of((*iocb).ki_filp), noblock(iocb)) };
+    let mut to = IovIter(to);
+    match crate::tun_chr_read_iter(&tfile, &mut to, nb) {
+        Ok(n) => n as isize,
+        Err(e) => e.to_errno() as isize,
+    }
+}
+
+unsafe extern "C" fn tun_chr_write_iter(
+    iocb: *mut bindings::kiocb,
+    from: *mut bindings::iov_iter,
+) -> isize {
+    // SAFETY: Valid `iocb` of an open file of ours; `from` valid for the call.
+    let (tfile, nb) = unsafe { (tfile_of((*iocb).ki_filp), noblock(iocb)) };
+    let mut from = IovIter(from);
+    match crate::tun_chr_write_iter(&tfile, &mut from, nb) {
+        Ok(n) => n as isize,
+        Err(e) => e.to_errno() as isize,
+    }
+}
+
+unsafe extern "C" fn tun_chr_poll(
+    file: *mut bindings::file,
+    table: *mut bindings::poll_table_struct,
+) -> c_uint {
+    // SAFETY: An open file of ours.
+    let tfile = unsafe { tfile_of(file) };
+    crate::tun_chr_poll(&tfile, &PollTable { file, table })
+}
+
+unsafe extern "C" fn tun_chr_ioctl(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
+    // SAFETY: An open file of ours.
+    let tfile = unsafe { tfile_of(file) };
+    match crate::tun_chr_ioctl(tfile, cmd, arg as usize) {
+        Ok(v) => v as c_long,
+        Err(e) => e.to_errno() as c_long,
+    }
+}
+
+/// Keeps `c_void` in use for platforms where the ops use it.
+#[allow(dead_code)]
+type Void = c_void;

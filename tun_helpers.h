@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * C shims for rust_tun: one-line wrappers of static inline functions and
+ * macros that Rust cannot call directly. No logic lives here; every function
+ * is named after what it wraps, with an rtun_ prefix.
+ */
+#ifndef RUST_TUN_HELPERS_H
+#define RUST_TUN_HELPERS_H
+
+#include <linux/types.h>
+
+struct net_device;
+struct sk_buff;
+struct iov_iter;
+struct file;
+struct net;
+struct wait_queue_head;
+struct wait_queue_entry;
+struct poll_table_struct;
+struct spinlock;
+
+void *rtun_netdev_priv(const struct net_device *dev);
+void rtun_dev_hold(struct net_device *dev);
+void rtun_dev_put(struct net_device *dev);
+void rtun_dev_net_set(struct net_device *dev, struct net *net);
+struct net *rtun_dev_net(const struct net_device *dev);
+bool rtun_netif_running(const struct net_device *dev);
+void rtun_netif_tx_start_all_queues(struct net_device *dev);
+void rtun_netif_tx_stop_all_queues(struct net_device *dev);
+void rtun_netif_tx_wake_all_queues(struct net_device *dev);
+void rtun_eth_hw_addr_random(struct net_device *dev);
+void rtun_netdev_priv_flags_update(struct net_device *dev, u32 clear, u32 set);
+
+struct sk_buff *rtun_netdev_alloc_skb_ip_align(struct net_device *dev,
+					       unsigned int length);
+void rtun_kfree_skb(struct sk_buff *skb);
+unsigned int rtun_skb_len(const struct sk_buff *skb);
+int rtun_skb_linearize(struct sk_buff *skb);
+void rtun_skb_reset_mac_header(struct sk_buff *skb);
+__be16 rtun_skb_protocol(const struct sk_buff *skb);
+void rtun_skb_set_protocol(struct sk_buff *skb, __be16 protocol);
+void rtun_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
+u16 rtun_skb_get_queue_mapping(const struct sk_buff *skb);
+void rtun_skb_orphan(struct sk_buff *skb);
+
+size_t rtun_iov_iter_count(const struct iov_iter *i);
+bool rtun_copy_from_iter_full(void *addr, size_t bytes, struct iov_iter *i);
+size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i);
+
+void rtun_rcu_read_lock(void);
+void rtun_rcu_read_unlock(void);
+void rtun_spin_lock_bh(struct spinlock *lock);
+void rtun_spin_unlock_bh(struct spinlock *lock);
+
+void rtun_init_wait(struct wait_queue_entry *wq_entry);
+bool rtun_signal_pending(void);
+void rtun_wake_up_interruptible_poll(struct wait_queue_head *wq, __poll_t mask);
+void rtun_poll_wait(struct file *filp, struct wait_queue_head *wq,
+		    struct poll_table_struct *p);
+
+struct net *rtun_get_current_net(void);
+void rtun_put_net(struct net *net);
+bool rtun_ns_capable_net_admin(const struct net *net);
+
+#endif /* RUST_TUN_HELPERS_H */
