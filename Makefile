@@ -22,7 +22,7 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) ARCH=x86_64 \
 	rust_allowed_features=$(RUST_ALLOWED)
 
 RUSTFMT ?= /usr/bin/rustfmt
-RS_SRCS := $(wildcard $(CURDIR)/*.rs)
+RS_SRCS := $(filter-out %/bindings_generated.rs,$(wildcard $(CURDIR)/*.rs))
 
 all: modules
 

@@ -21,4 +21,10 @@
     clippy::undocumented_unsafe_blocks
 )]
 
+// `Kbuild` blocklists these, as the kernel's own bindings do, to map them to
+// Rust's pointer-sized integers.
+type __kernel_size_t = usize;
+type __kernel_ssize_t = isize;
+type __kernel_ptrdiff_t = isize;
+
 include!("bindings_generated.rs");

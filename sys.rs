@@ -316,9 +316,14 @@ impl WaitQueue {
     /// Creates an initialiser with a static lock class.
     pub(crate) fn new(name: &'static CStr, key: &'static LockClassKey) -> impl PinInit<Self> {
         pin_init!(Self {
+            // CAST: `LockClassKey` is a transparent wrapper of `lock_class_key`.
             // SAFETY: `slot` is valid for writes; `name` and `key` are static.
             head <- Opaque::ffi_init(|slot| unsafe {
-                bindings::__init_waitqueue_head(slot, name.as_char_ptr(), key.as_ptr().cast())
+                bindings::__init_waitqueue_head(
+                    slot,
+                    name.as_char_ptr().cast(),
+                    ptr::from_ref(key).cast_mut().cast(),
+                )
             }),
         })
     }
@@ -405,9 +410,8 @@ impl IovIter {
     /// `copy_from_iter_full()`: fills `buf` entirely or fails with `EFAULT`.
     pub(crate) fn copy_from(&mut self, buf: &mut [u8]) -> Result {
         // SAFETY: `buf` is valid for `buf.len()` bytes of writes.
-        if unsafe {
-            bindings::rtun_copy_from_iter_full(buf.as_mut_ptr().cast(), buf.len(), self.0)
-        } {
+        if unsafe { bindings::rtun_copy_from_iter_full(buf.as_mut_ptr().cast(), buf.len(), self.0) }
+        {
             Ok(())
         } else {
             Err(EFAULT)
@@ -524,7 +528,7 @@ impl SkBuff {
     pub(crate) fn consume(self) {
         let p = core::mem::ManuallyDrop::new(self).0;
         // SAFETY: We own the skb and free it.
-        unsafe { bindings::consume_skb(p.as_ptr()) };
+        unsafe { bindings::rtun_consume_skb(p.as_ptr()) };
     }
 }
 
@@ -648,12 +652,6 @@ impl NetDevice {
         unsafe { bindings::netdev_state_change(self.as_ptr()) }
     }
 
-    /// `dev_net(dev)`, compared by identity.
-    pub(crate) fn in_net(&self, net: &NetNs) -> bool {
-        // SAFETY: Valid device.
-        unsafe { bindings::rtun_dev_net(self.as_ptr()) == net.0.as_ptr() }
-    }
-
     /// `unregister_netdevice()`: the device is freed later, after its
     /// `priv_destructor`, once all references are gone.
     pub(crate) fn unregister(&self, _rtnl: &Rtnl) {
@@ -677,7 +675,7 @@ impl NetDevice {
     ) -> Option<Result<&'a NetDevice>> {
         let _ = rtnl;
         // SAFETY: rtnl held; `name` is NUL-terminated.
-        let p = unsafe { bindings::__dev_get_by_name(net.0.as_ptr(), name.as_char_ptr()) };
+        let p = unsafe { bindings::__dev_get_by_name(net.0.as_ptr(), name.as_char_ptr().cast()) };
         if p.is_null() {
             return None;
         }
@@ -748,8 +746,10 @@ impl RcuDev {
     /// Publishes `dev` (or none). Readers may hold the old device until the
     /// next grace period.
     pub(crate) fn set(&self, dev: Option<&NetDevice>, _rtnl: &Rtnl) {
-        self.0
-            .store(dev.map_or(ptr::null_mut(), |d| d.as_ptr()), Ordering::Release);
+        self.0.store(
+            dev.map_or(ptr::null_mut(), |d| d.as_ptr()),
+            Ordering::Release,
+        );
     }
 }
 
@@ -761,6 +761,9 @@ pub(crate) enum DevKind {
     /// Ethernet device (`IFF_TAP`).
     Tap,
 }
+
+// The private area is aligned to `NETDEV_ALIGN` (32 bytes).
+const _: () = assert!(core::mem::align_of::<crate::Tun>() <= 32);
 
 /// A device allocated but not registered yet. Dropping it frees it.
 pub(crate) struct NetDeviceBuilder(NonNull<bindings::net_device>);
@@ -780,7 +783,7 @@ impl NetDeviceBuilder {
         let p = unsafe {
             bindings::alloc_netdev_mqs(
                 core::mem::size_of::<crate::Tun>() as c_int,
-                name.as_char_ptr(),
+                name.as_char_ptr().cast(),
                 bindings::NET_NAME_UNKNOWN as u8,
                 Some(tun_setup),
                 queues,
@@ -792,9 +795,9 @@ impl NetDeviceBuilder {
         // aligned to `NETDEV_ALIGN` (32), and nothing is in it yet.
         unsafe {
             let priv_ = bindings::rtun_netdev_priv(p.as_ptr()).cast::<crate::Tun>();
-            debug_assert!(priv_.is_aligned());
             priv_.write(tun);
             (*p.as_ptr()).priv_destructor = Some(tun_free_netdev);
+            (*p.as_ptr()).rtnl_link_ops = TUN_LINK_OPS.get();
             bindings::rtun_dev_net_set(p.as_ptr(), net.0.as_ptr());
         }
         // INVARIANT: From here the private area holds a `Tun` and
@@ -803,12 +806,6 @@ impl NetDeviceBuilder {
         // SAFETY: We own the unregistered device exclusively.
         unsafe { tun_net_initialize(p.as_ptr(), kind) };
         Ok(builder)
-    }
-
-    /// The device being built.
-    pub(crate) fn dev(&self) -> &NetDevice {
-        // SAFETY: Allocated by `alloc`, so ours; alive while `self` is.
-        unsafe { NetDevice::from_raw(self.0.as_ptr()) }
     }
 
     /// `register_netdevice()`.
@@ -839,6 +836,10 @@ impl Drop for NetDeviceBuilder {
 }
 
 /// `tun_setup()`: what every device of ours gets before its kind is known.
+///
+/// # Safety
+///
+/// Called by `alloc_netdev_mqs` or rtnl with a fresh, unregistered device.
 unsafe extern "C" fn tun_setup(dev: *mut bindings::net_device) {
     // SAFETY: Called by `alloc_netdev_mqs`/rtnl on a fresh device.
     unsafe {
@@ -849,6 +850,12 @@ unsafe extern "C" fn tun_setup(dev: *mut bindings::net_device) {
 }
 
 /// `priv_destructor`: drops the `Tun` in the private area.
+///
+/// # Safety
+///
+/// Called once per device of ours, when nothing references its `Tun` any
+/// more: after unregistration, by a failing `register_netdevice`, or by
+/// [`NetDeviceBuilder`]'s drop.
 unsafe extern "C" fn tun_free_netdev(dev: *mut bindings::net_device) {
     // SAFETY: Called once, when the device is done with (after unregister,
     // or by `register_netdevice` failing, or by the builder), so nothing
@@ -930,13 +937,13 @@ impl Drop for NetNs {
 /// does for each persistent device.
 pub(crate) fn module_get() {
     // SAFETY: The module is live while any of its code runs.
-    unsafe { kernel::bindings::__module_get(crate::THIS_MODULE.as_ptr()) }
+    unsafe { bindings::__module_get(crate::THIS_MODULE.as_ptr().cast()) }
 }
 
 /// Drops a reference taken with [`module_get`].
 pub(crate) fn module_put() {
     // SAFETY: Balances an earlier `module_get`.
-    unsafe { kernel::bindings::module_put(crate::THIS_MODULE.as_ptr()) }
+    unsafe { bindings::module_put(crate::THIS_MODULE.as_ptr().cast()) }
 }
 
 // ---------------------------------------------------------------------------
@@ -968,34 +975,65 @@ static TUN_ETHTOOL_OPS: bindings::ethtool_ops = bindings::ethtool_ops {
     ..zeroed()
 };
 
+/// `ndo_uninit`.
+///
+/// # Safety
+///
+/// Called by the core, under rtnl, on a device of ours.
 unsafe extern "C" fn tun_net_uninit(dev: *mut bindings::net_device) {
     // SAFETY: The core calls `ndo_uninit` under rtnl on a device of ours.
     let (dev, rtnl) = unsafe { (NetDevice::from_raw(dev), Rtnl::assume_held()) };
     crate::tun_net_uninit(dev, &rtnl);
 }
 
+/// `ndo_open`.
+///
+/// # Safety
+///
+/// Called by the core, under rtnl, on a registered device of ours.
 unsafe extern "C" fn tun_net_open(dev: *mut bindings::net_device) -> c_int {
     // SAFETY: Called under rtnl on a registered device of ours.
     crate::tun_net_open(unsafe { NetDevice::from_raw(dev) });
     0
 }
 
+/// `ndo_stop`.
+///
+/// # Safety
+///
+/// Called by the core, under rtnl, on a registered device of ours.
 unsafe extern "C" fn tun_net_close(dev: *mut bindings::net_device) -> c_int {
     // SAFETY: Called under rtnl on a registered device of ours.
     crate::tun_net_close(unsafe { NetDevice::from_raw(dev) });
     0
 }
 
+/// `ndo_start_xmit`.
+///
+/// # Safety
+///
+/// Called by the core with a valid skb it hands over and a registered
+/// device of ours.
 unsafe extern "C" fn tun_net_xmit(
     skb: *mut bindings::sk_buff,
     dev: *mut bindings::net_device,
 ) -> bindings::netdev_tx_t {
     // SAFETY: The core hands us ownership of a valid skb and calls us on a
     // registered device of ours, which stays alive during the call.
-    let (skb, dev) = unsafe { (SkBuff(NonNull::new_unchecked(skb)), NetDevice::from_raw(dev)) };
+    let (skb, dev) = unsafe {
+        (
+            SkBuff(NonNull::new_unchecked(skb)),
+            NetDevice::from_raw(dev),
+        )
+    };
     crate::tun_net_xmit(skb, dev)
 }
 
+/// `ndo_get_stats64`.
+///
+/// # Safety
+///
+/// Called by the core on a device of ours with a valid `stats`.
 unsafe extern "C" fn tun_net_get_stats64(
     dev: *mut bindings::net_device,
     stats: *mut bindings::rtnl_link_stats64,
@@ -1012,6 +1050,11 @@ unsafe extern "C" fn tun_net_get_stats64(
     stats.rx_frame_errors = s.rx_frame_errors;
 }
 
+/// `ethtool_ops.get_drvinfo`.
+///
+/// # Safety
+///
+/// Called by the ethtool core with a valid, writable `info`.
 unsafe extern "C" fn tun_get_drvinfo(
     _dev: *mut bindings::net_device,
     info: *mut bindings::ethtool_drvinfo,
@@ -1049,7 +1092,12 @@ static TUN_LINK_OPS: KernelStatic<bindings::rtnl_link_ops> =
         ..zeroed()
     });
 
-/// `tun_validate()`: creation through rtnetlink is not supported.
+/// `rtnl_link_ops.validate`: creation through rtnetlink is not supported
+/// (as in tun.c).
+///
+/// # Safety
+///
+/// Called by rtnetlink; the arguments are not used.
 unsafe extern "C" fn tun_validate(
     _tb: *mut *mut bindings::nlattr,
     _data: *mut *mut bindings::nlattr,
@@ -1147,7 +1195,15 @@ unsafe fn noblock(iocb: *mut bindings::kiocb) -> bool {
     }
 }
 
-unsafe extern "C" fn tun_chr_open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+/// `file_operations.open`.
+///
+/// # Safety
+///
+/// Called by the VFS with a file being opened on our misc device.
+unsafe extern "C" fn tun_chr_open(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
     from_result(|| {
         let tfile = crate::tun_chr_open()?;
         // SAFETY: `file` is being opened; its private data is ours.
@@ -1156,13 +1212,27 @@ unsafe extern "C" fn tun_chr_open(_inode: *mut bindings::inode, file: *mut bindi
     })
 }
 
-unsafe extern "C" fn tun_chr_close(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+/// `file_operations.release`.
+///
+/// # Safety
+///
+/// Called by the VFS once per opened file, after every other operation.
+unsafe extern "C" fn tun_chr_close(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
     // SAFETY: `open` stored the reference; this is the last use.
     let tfile = unsafe { Arc::from_raw((*file).private_data.cast::<crate::TunFile>()) };
     crate::tun_chr_close(tfile);
     0
 }
 
+/// `file_operations.read_iter`.
+///
+/// # Safety
+///
+/// Called by the VFS with a valid `iocb` of an open file of ours and a
+/// valid `to`.
 unsafe extern "C" fn tun_chr_read_iter(
     iocb: *mut bindings::kiocb,
     to: *mut bindings::iov_iter,
@@ -1176,6 +1246,12 @@ unsafe extern "C" fn tun_chr_read_iter(
     }
 }
 
+/// `file_operations.write_iter`.
+///
+/// # Safety
+///
+/// Called by the VFS with a valid `iocb` of an open file of ours and a
+/// valid `from`.
 unsafe extern "C" fn tun_chr_write_iter(
     iocb: *mut bindings::kiocb,
     from: *mut bindings::iov_iter,
@@ -1189,6 +1265,11 @@ unsafe extern "C" fn tun_chr_write_iter(
     }
 }
 
+/// `file_operations.poll`.
+///
+/// # Safety
+///
+/// Called by the VFS with an open file of ours and a valid poll table.
 unsafe extern "C" fn tun_chr_poll(
     file: *mut bindings::file,
     table: *mut bindings::poll_table_struct,
@@ -1198,6 +1279,11 @@ unsafe extern "C" fn tun_chr_poll(
     crate::tun_chr_poll(&tfile, &PollTable { file, table })
 }
 
+/// `file_operations.unlocked_ioctl`.
+///
+/// # Safety
+///
+/// Called by the VFS with an open file of ours.
 unsafe extern "C" fn tun_chr_ioctl(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
     // SAFETY: An open file of ours.
     let tfile = unsafe { tfile_of(file) };

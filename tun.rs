@@ -21,8 +21,8 @@ mod bindings;
 mod sys;
 
 use sys::{
-    errno, new_spinlock_bh, poll, DevKind, IovIter, NetDevice, NetDeviceBuilder, NetNs,
-    PollTable, RcuArc, RcuDev, RcuReadGuard, Rtnl, SkBuff, SpinLockBh, WaitQueue,
+    errno, new_spinlock_bh, poll, DevKind, IovIter, NetDevice, NetDeviceBuilder, NetNs, PollTable,
+    RcuArc, RcuDev, RcuReadGuard, Rtnl, SkBuff, SpinLockBh, WaitQueue,
 };
 
 module! {
@@ -245,7 +245,10 @@ struct IfReq([u8; IFREQ_LEN]);
 impl IfReq {
     /// `ifr_name`, cut at its NUL (the caller forced `ifr_name[IFNAMSIZ-1]`).
     fn name(&self) -> &CStr {
-        let end = self.0[..IFNAMSIZ].iter().position(|&c| c == 0).unwrap_or(IFNAMSIZ - 1);
+        let end = self.0[..IFNAMSIZ]
+            .iter()
+            .position(|&c| c == 0)
+            .unwrap_or(IFNAMSIZ - 1);
         CStr::from_bytes_with_nul(&self.0[..=end]).unwrap_or(c_str!(""))
     }
 
@@ -597,7 +600,7 @@ pub(crate) fn tun_chr_poll(tfile: &TunFile, table: &PollTable) -> u32 {
 
 /// `tun_flags()`: the flags `TUNGETIFF` reports.
 fn tun_flags(tun: &Tun) -> u32 {
-    tun.flags() & (TUN_FEATURES | IFF_PERSIST | IFF_TUN | IFF_TAP | IFF_MULTI_QUEUE)
+    tun.flags() & (TUN_FEATURES | IFF_PERSIST | TUN_TYPE_MASK | IFF_MULTI_QUEUE)
 }
 
 /// `tun_permitted()`: may the caller attach to `tun`? Devices have no owner
@@ -632,7 +635,8 @@ fn tun_set_iff(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &Rtnl) -> R
             }
             tun_attach(dev, tfile, rtnl)?;
             let keep = tun.flags() & !TUN_FEATURES;
-            tun.flags.store(keep | (flags & TUN_FEATURES), Ordering::Relaxed);
+            tun.flags
+                .store(keep | (flags & TUN_FEATURES), Ordering::Relaxed);
             dev.state_change(rtnl);
             dev
         }
@@ -657,7 +661,12 @@ fn tun_set_iff(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &Rtnl) -> R
             } else {
                 ifr.name()
             };
-            let type_flag = flags & (if kind == DevKind::Tun { IFF_TUN } else { IFF_TAP });
+            let type_flag = flags
+                & (if kind == DevKind::Tun {
+                    IFF_TUN
+                } else {
+                    IFF_TAP
+                });
             let tun = Tun::new(type_flag | (flags & TUN_FEATURES));
             let builder = NetDeviceBuilder::alloc(name, kind, 1, &tfile.net, tun)?;
             let dev = builder.register(rtnl)?;
@@ -690,10 +699,11 @@ fn tun_get_iff(dev: &NetDevice, ifr: &mut IfReq) {
 
 /// `tun_chr_ioctl()` / `__tun_chr_ioctl()`.
 pub(crate) fn tun_chr_ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize) -> Result<isize> {
-    let user = UserSlice::new(arg, IFREQ_LEN);
     let mut ifr = IfReq([0; IFREQ_LEN]);
     if cmd == TUNSETIFF {
-        user.reader().read_slice(&mut ifr.0)?;
+        UserSlice::new(arg, IFREQ_LEN)
+            .reader()
+            .read_slice(&mut ifr.0)?;
     }
     if cmd == TUNGETFEATURES {
         // "What IFF flags are valid?" (tun never checked TUNSETIFF's flags).
@@ -722,7 +732,9 @@ pub(crate) fn tun_chr_ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize)
     match cmd {
         TUNGETIFF => {
             tun_get_iff(dev, &mut ifr);
-            user.writer().write_slice(&ifr.0)?;
+            UserSlice::new(arg, IFREQ_LEN)
+                .writer()
+                .write_slice(&ifr.0)?;
         }
         TUNSETPERSIST => {
             let flags = tun.flags();

@@ -36,11 +36,6 @@ void rtun_dev_net_set(struct net_device *dev, struct net *net)
 	dev_net_set(dev, net);
 }
 
-struct net *rtun_dev_net(const struct net_device *dev)
-{
-	return dev_net(dev);
-}
-
 bool rtun_netif_running(const struct net_device *dev)
 {
 	return netif_running(dev);
@@ -80,6 +75,11 @@ struct sk_buff *rtun_netdev_alloc_skb_ip_align(struct net_device *dev,
 void rtun_kfree_skb(struct sk_buff *skb)
 {
 	kfree_skb(skb);
+}
+
+void rtun_consume_skb(struct sk_buff *skb)
+{
+	consume_skb(skb);
 }
 
 unsigned int rtun_skb_len(const struct sk_buff *skb)

@@ -23,7 +23,6 @@ void *rtun_netdev_priv(const struct net_device *dev);
 void rtun_dev_hold(struct net_device *dev);
 void rtun_dev_put(struct net_device *dev);
 void rtun_dev_net_set(struct net_device *dev, struct net *net);
-struct net *rtun_dev_net(const struct net_device *dev);
 bool rtun_netif_running(const struct net_device *dev);
 void rtun_netif_tx_start_all_queues(struct net_device *dev);
 void rtun_netif_tx_stop_all_queues(struct net_device *dev);
@@ -34,6 +33,7 @@ void rtun_netdev_priv_flags_update(struct net_device *dev, u32 clear, u32 set);
 struct sk_buff *rtun_netdev_alloc_skb_ip_align(struct net_device *dev,
 					       unsigned int length);
 void rtun_kfree_skb(struct sk_buff *skb);
+void rtun_consume_skb(struct sk_buff *skb);
 unsigned int rtun_skb_len(const struct sk_buff *skb);
 int rtun_skb_linearize(struct sk_buff *skb);
 void rtun_skb_reset_mac_header(struct sk_buff *skb);

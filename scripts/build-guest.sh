@@ -10,4 +10,4 @@ if [ "${1:-}" = --test ]; then
 fi
 RUSTC=$RT_RUSTC RUSTFLAGS="-C target-feature=+crt-static" \
 	"$RT_CARGO" build --locked --release --target x86_64-unknown-linux-gnu
-file "$(rt_guest_bin)" | grep -q 'statically linked' || rt_die "$(rt_guest_bin) is not static"
+file "$(rt_guest_bin)" | grep -qE 'statically linked|static-pie linked' || rt_die "$(rt_guest_bin) is not static"

@@ -80,7 +80,7 @@ if ! wait $pid; then
 	tail -40 "$root/build.log" >&2
 	rt_die "kernel build failed (log: $root/build.log)"
 fi
-[ -f rust/kernel.rmeta ] || rt_die "no rust/kernel.rmeta: Rust was not built"
+[ -f rust/libkernel.rmeta ] || rt_die "no rust/libkernel.rmeta: Rust was not built"
 touch "$root/built"
 rt_log "stage done: $flavor kernel built in $((SECONDS - start)) s"
 echo "$kdir"

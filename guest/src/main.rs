@@ -595,6 +595,20 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("unload_with_open_fd", t_unload_with_open_fd, &[RUST]),
 ];
 
+/// Deletes devices a failed test left behind (persistent ones survive the
+/// test's files), so one failure does not cascade into the next test.
+fn teardown() {
+    if let Ok(dir) = std::fs::read_dir("/sys/class/net") {
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("rt-") {
+                println!("# teardown: deleting leftover {name}");
+                let _ = sh(&format!("ip link del {name}"));
+            }
+        }
+    }
+}
+
 fn run_tests(filter: Option<&str>) -> i32 {
     let mut plan = Vec::new();
     for (name, f, nodes) in TESTS {
@@ -610,6 +624,7 @@ fn run_tests(filter: Option<&str>) -> i32 {
     let mut failed = 0;
     for (i, (name, f, node)) in plan.iter().enumerate() {
         let r = node.setup().and_then(|_| f(*node));
+        teardown();
         match r {
             Ok(()) => println!("ok {} {}", i + 1, name),
             Err(e) => {

@@ -4,7 +4,7 @@
 set -u
 insmod /lib/modules/rust_tun.ko || exit 1
 echo "RTUN-GUEST: modinfo:"
-modinfo /lib/modules/rust_tun.ko
+modinfo rust_tun || exit 1
 rtun test "$@"
 rc=$?
 # Everything must unload cleanly at the end.
