@@ -72,9 +72,13 @@ rt_log "stage build: bzImage and modules with $(nproc) jobs (about 13 min on 2 c
 start=$SECONDS
 make -j"$(nproc)" "${RT_KMAKE[@]}" bzImage modules >>"$root/build.log" 2>&1 &
 pid=$!
+last=$SECONDS
 while kill -0 $pid 2>/dev/null; do
-	sleep 60
-	kill -0 $pid 2>/dev/null && rt_log "building... $(((SECONDS - start) / 60)) min, last: $(tail -1 "$root/build.log" | cut -c1-80)"
+	sleep 2
+	if [ $((SECONDS - last)) -ge 60 ] && kill -0 $pid 2>/dev/null; then
+		last=$SECONDS
+		rt_log "building... $(((SECONDS - start) / 60)) min, last: $(tail -1 "$root/build.log" | cut -c1-80)"
+	fi
 done
 if ! wait $pid; then
 	tail -40 "$root/build.log" >&2
