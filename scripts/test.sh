@@ -47,6 +47,7 @@ step rustfmt mk rustfmtcheck
 step clippy clippy_clean
 step build mk
 step guest-programs bash "$RT_TOP/scripts/build-guest.sh" --test
+step host-logic bash -c "cd '$RT_TOP/hosttest' && RUSTC=$RT_RUSTC $RT_CARGO test --locked"
 
 log=$(mktemp /tmp/rtun-test-log.XXXXXX)
 if [ -f "$RT_TOP/rust_tun.ko" ] && [ -x "$(rt_guest_bin)" ]; then
