@@ -4,7 +4,10 @@
  * 6.12's `kernel` crate does not bind (netdevice, skbuff, rps, miscdevice,
  * if_tun, ethtool) and the C shims in tun_helpers.h.
  */
+#include <linux/debugfs.h>
 #include <linux/etherdevice.h>
+#include <linux/jump_label.h>
+#include <linux/timer.h>
 #include <linux/ethtool.h>
 #include <linux/fs.h>
 #include <linux/if_arp.h>
@@ -35,3 +38,6 @@ const int RTUN_IOCB_NOWAIT = IOCB_NOWAIT;
 const unsigned int RTUN_NETREG_REGISTERED = NETREG_REGISTERED;
 const int RTUN_TASK_INTERRUPTIBLE = TASK_INTERRUPTIBLE;
 const gfp_t RTUN_GFP_KERNEL = GFP_KERNEL;
+const unsigned long RTUN_HZ = HZ;
+const unsigned long RTUN_NETDEV_CHANGE_TX_QUEUE_LEN = NETDEV_CHANGE_TX_QUEUE_LEN;
+const int RTUN_NOTIFY_DONE = NOTIFY_DONE;

@@ -489,6 +489,19 @@ impl SkBuff {
         unsafe { bindings::rtun_skb_get_queue_mapping(self.0.as_ptr()) }
     }
 
+    /// `__skb_get_hash_symmetric()`: the flow hash, the same for both
+    /// directions of a flow.
+    pub(crate) fn hash_symmetric(&self) -> u32 {
+        // SAFETY: Valid skb; the flow dissector only reads it.
+        unsafe { bindings::rtun_skb_get_hash_symmetric(self.0.as_ptr()) }
+    }
+
+    /// `skb_record_rx_queue()`.
+    pub(crate) fn record_rx_queue(&mut self, queue: u16) {
+        // SAFETY: Valid skb we own.
+        unsafe { bindings::rtun_skb_record_rx_queue(self.0.as_ptr(), queue) }
+    }
+
     /// `skb_orphan()`: drops the owning socket's claim, as tun does before
     /// holding an skb indefinitely.
     pub(crate) fn orphan(&mut self) {
@@ -502,6 +515,7 @@ impl SkBuff {
         // SAFETY: Valid skb we own; `dev` is a valid device.
         unsafe {
             bindings::rtun_skb_reset_mac_header(self.0.as_ptr());
+            bindings::rtun_skb_reset_network_header(self.0.as_ptr());
             bindings::rtun_skb_set_protocol(self.0.as_ptr(), protocol_be);
             bindings::rtun_skb_set_dev(self.0.as_ptr(), dev.as_ptr());
         }
@@ -514,6 +528,7 @@ impl SkBuff {
         unsafe {
             let proto = bindings::eth_type_trans(self.0.as_ptr(), dev.as_ptr());
             bindings::rtun_skb_set_protocol(self.0.as_ptr(), proto);
+            bindings::rtun_skb_reset_network_header(self.0.as_ptr());
         }
     }
 
@@ -646,6 +661,16 @@ impl NetDevice {
         unsafe { bindings::rtun_netif_tx_wake_all_queues(self.as_ptr()) }
     }
 
+    /// `tun_set_real_num_queues()`: `netif_set_real_num_{tx,rx}_queues()`.
+    pub(crate) fn set_real_num_queues(&self, n: u32, _rtnl: &Rtnl) {
+        // SAFETY: Valid device; rtnl held. Like tun.c, a failure (n == 0)
+        // leaves the old numbers, which is harmless.
+        unsafe {
+            bindings::netif_set_real_num_tx_queues(self.as_ptr(), n);
+            bindings::netif_set_real_num_rx_queues(self.as_ptr(), n);
+        }
+    }
+
     /// `netdev_state_change()`.
     pub(crate) fn state_change(&self, _rtnl: &Rtnl) {
         // SAFETY: Valid device; rtnl held.
@@ -681,7 +706,7 @@ impl NetDevice {
         }
         // SAFETY: `p` is a registered device, alive while rtnl is held.
         let ops = unsafe { (*p).netdev_ops };
-        if ptr::eq(ops, &TUN_NETDEV_OPS) || ptr::eq(ops, &TAP_NETDEV_OPS) {
+        if is_our_ops(ops) {
             // SAFETY: One of ours (its ops are ours); rtnl keeps it alive.
             Some(Ok(unsafe { NetDevice::from_raw(p) }))
         } else {
@@ -743,6 +768,11 @@ impl RcuDev {
         (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) })
     }
 
+    /// Whether a device is set (a racy snapshot, for the data path).
+    pub(crate) fn is_set(&self) -> bool {
+        !self.0.load(Ordering::Relaxed).is_null()
+    }
+
     /// Publishes `dev` (or none). Readers may hold the old device until the
     /// next grace period.
     pub(crate) fn set(&self, dev: Option<&NetDevice>, _rtnl: &Rtnl) {
@@ -776,7 +806,7 @@ impl NetDeviceBuilder {
         kind: DevKind,
         queues: u32,
         net: &NetNs,
-        tun: crate::Tun,
+        tun: impl PinInit<crate::Tun, Error>,
     ) -> Result<Self> {
         // SAFETY: `name` is NUL-terminated; `tun_setup` matches the
         // expected signature.
@@ -792,19 +822,28 @@ impl NetDeviceBuilder {
         };
         let p = NonNull::new(p).ok_or(ENOMEM)?;
         // SAFETY: The private area is at least `size_of::<Tun>()` bytes,
-        // aligned to `NETDEV_ALIGN` (32), and nothing is in it yet.
-        unsafe {
-            let priv_ = bindings::rtun_netdev_priv(p.as_ptr()).cast::<crate::Tun>();
-            priv_.write(tun);
+        // aligned to `NETDEV_ALIGN` (32, checked below), unused, and never
+        // moves: the right place to pin-initialise the `Tun`.
+        let priv_ = unsafe { bindings::rtun_netdev_priv(p.as_ptr()).cast::<crate::Tun>() };
+        // SAFETY: As above.
+        if let Err(e) = unsafe { tun.__pinned_init(priv_) } {
+            // SAFETY: Ours, never registered, nothing in the private area.
+            unsafe { bindings::free_netdev(p.as_ptr()) };
+            return Err(e);
+        }
+        // SAFETY: We own the unregistered device; the `Tun` is initialised.
+        let unguarded = unsafe {
             (*p.as_ptr()).priv_destructor = Some(tun_free_netdev);
             (*p.as_ptr()).rtnl_link_ops = TUN_LINK_OPS.get();
             bindings::rtun_dev_net_set(p.as_ptr(), net.0.as_ptr());
-        }
+            (*priv_).flows.gc_timer.setup(tun_flow_cleanup_timer);
+            (*priv_).unguarded
+        };
         // INVARIANT: From here the private area holds a `Tun` and
         // `priv_destructor` drops it.
         let builder = Self(p);
         // SAFETY: We own the unregistered device exclusively.
-        unsafe { tun_net_initialize(p.as_ptr(), kind) };
+        unsafe { tun_net_initialize(p.as_ptr(), kind, unguarded) };
         Ok(builder)
     }
 
@@ -868,12 +907,12 @@ unsafe extern "C" fn tun_free_netdev(dev: *mut bindings::net_device) {
 /// # Safety
 ///
 /// `dev` must be a fresh, unregistered device owned by the caller.
-unsafe fn tun_net_initialize(dev: *mut bindings::net_device, kind: DevKind) {
+unsafe fn tun_net_initialize(dev: *mut bindings::net_device, kind: DevKind, unguarded: bool) {
     // SAFETY: The caller owns the device.
     unsafe {
         match kind {
             DevKind::Tun => {
-                (*dev).netdev_ops = &TUN_NETDEV_OPS;
+                (*dev).netdev_ops = &NETDEV_OPS[usize::from(unguarded)];
                 (*dev).hard_header_len = 0;
                 (*dev).addr_len = 0;
                 (*dev).mtu = 1500;
@@ -883,7 +922,7 @@ unsafe fn tun_net_initialize(dev: *mut bindings::net_device, kind: DevKind) {
                     | bindings::RTUN_IFF_MULTICAST;
             }
             DevKind::Tap => {
-                (*dev).netdev_ops = &TAP_NETDEV_OPS;
+                (*dev).netdev_ops = &NETDEV_OPS[2 + usize::from(unguarded)];
                 bindings::ether_setup(dev);
                 bindings::rtun_netdev_priv_flags_update(
                     dev,
@@ -949,25 +988,39 @@ pub(crate) fn module_put() {
 // ---------------------------------------------------------------------------
 // Net device and ethtool callbacks.
 
-static TUN_NETDEV_OPS: bindings::net_device_ops = bindings::net_device_ops {
-    ndo_uninit: Some(tun_net_uninit),
-    ndo_open: Some(tun_net_open),
-    ndo_stop: Some(tun_net_close),
-    ndo_start_xmit: Some(tun_net_xmit),
-    ndo_get_stats64: Some(tun_net_get_stats64),
-    ..zeroed()
-};
+/// The device ops: TUN guarded, TUN unguarded, TAP guarded, TAP unguarded.
+/// The mode is fixed per device by its ops, so the transmit path pays
+/// nothing to know it (see `crate::tun_net_xmit`).
+static NETDEV_OPS: [bindings::net_device_ops; 4] = [
+    tun_netdev_ops::<false>(),
+    tun_netdev_ops::<true>(),
+    tap_netdev_ops::<false>(),
+    tap_netdev_ops::<true>(),
+];
 
-static TAP_NETDEV_OPS: bindings::net_device_ops = bindings::net_device_ops {
-    ndo_uninit: Some(tun_net_uninit),
-    ndo_open: Some(tun_net_open),
-    ndo_stop: Some(tun_net_close),
-    ndo_start_xmit: Some(tun_net_xmit),
-    ndo_get_stats64: Some(tun_net_get_stats64),
-    ndo_set_mac_address: Some(bindings::eth_mac_addr),
-    ndo_validate_addr: Some(bindings::eth_validate_addr),
-    ..zeroed()
-};
+const fn tun_netdev_ops<const UNGUARDED: bool>() -> bindings::net_device_ops {
+    bindings::net_device_ops {
+        ndo_uninit: Some(tun_net_uninit),
+        ndo_open: Some(tun_net_open),
+        ndo_stop: Some(tun_net_close),
+        ndo_start_xmit: Some(tun_net_xmit::<UNGUARDED>),
+        ndo_select_queue: Some(tun_select_queue),
+        ndo_get_stats64: Some(tun_net_get_stats64),
+        ..zeroed()
+    }
+}
+
+const fn tap_netdev_ops<const UNGUARDED: bool>() -> bindings::net_device_ops {
+    bindings::net_device_ops {
+        ndo_set_mac_address: Some(bindings::eth_mac_addr),
+        ndo_validate_addr: Some(bindings::eth_validate_addr),
+        ..tun_netdev_ops::<UNGUARDED>()
+    }
+}
+
+fn is_our_ops(ops: *const bindings::net_device_ops) -> bool {
+    NETDEV_OPS.iter().any(|o| ptr::eq(ops, o))
+}
 
 static TUN_ETHTOOL_OPS: bindings::ethtool_ops = bindings::ethtool_ops {
     get_drvinfo: Some(tun_get_drvinfo),
@@ -1014,7 +1067,7 @@ unsafe extern "C" fn tun_net_close(dev: *mut bindings::net_device) -> c_int {
 ///
 /// Called by the core with a valid skb it hands over and a registered
 /// device of ours.
-unsafe extern "C" fn tun_net_xmit(
+unsafe extern "C" fn tun_net_xmit<const UNGUARDED: bool>(
     skb: *mut bindings::sk_buff,
     dev: *mut bindings::net_device,
 ) -> bindings::netdev_tx_t {
@@ -1026,7 +1079,28 @@ unsafe extern "C" fn tun_net_xmit(
             NetDevice::from_raw(dev),
         )
     };
-    crate::tun_net_xmit(skb, dev)
+    crate::tun_net_xmit::<UNGUARDED>(skb, dev)
+}
+
+/// `ndo_select_queue`.
+///
+/// # Safety
+///
+/// Called by the core with a valid skb on a registered device of ours.
+unsafe extern "C" fn tun_select_queue(
+    dev: *mut bindings::net_device,
+    skb: *mut bindings::sk_buff,
+    _sb_dev: *mut bindings::net_device,
+) -> u16 {
+    // SAFETY: We only borrow the skb: it is not ours to free, so it is
+    // wrapped without ownership.
+    let (dev, skb) = unsafe {
+        (
+            NetDevice::from_raw(dev),
+            core::mem::ManuallyDrop::new(SkBuff(NonNull::new_unchecked(skb))),
+        )
+    };
+    crate::tun_select_queue(dev, &skb)
 }
 
 /// `ndo_get_stats64`.
@@ -1296,3 +1370,657 @@ unsafe extern "C" fn tun_chr_ioctl(file: *mut bindings::file, cmd: c_uint, arg: 
 /// Keeps `c_void` in use for platforms where the ops use it.
 #[allow(dead_code)]
 type Void = c_void;
+
+// ---------------------------------------------------------------------------
+// Static keys.
+
+/// `static_branch_unlikely(&KEY)` for a `struct static_key_false` KEY, as a
+/// jump-label site: on x86_64 with `CONFIG_JUMP_LABEL` a 5-byte NOP that the
+/// kernel patches into a `JMP` to the "yes" path while the key is enabled,
+/// registered in this module's `__jump_table` (x86's non-objtool
+/// `arch_static_branch()`). Each expansion is its own site.
+#[cfg(all(CONFIG_JUMP_LABEL, target_arch = "x86_64"))]
+macro_rules! static_branch_unlikely {
+    ($key:path) => {
+        'site: {
+            // SAFETY: The asm only emits a NOP and a `__jump_table` entry
+            // (code, target, key), laid out as `struct jump_entry` with
+            // relative offsets; the key is a `static_key_false` (branch bit
+            // 0), so the kernel leaves the NOP while it is disabled and
+            // patches a `JMP yes` while enabled. Neither path touches
+            // registers, memory or the stack.
+            unsafe {
+                ::core::arch::asm!(
+                    "772: .byte 0x0f,0x1f,0x44,0x00,0x00",
+                    ".pushsection __jump_table, \"aw\"",
+                    ".balign 8",
+                    ".long 772b - .",
+                    ".long {yes} - .",
+                    ".quad {key} - .",
+                    ".popsection",
+                    key = sym $key,
+                    yes = label { break 'site true; },
+                    options(att_syntax, nostack),
+                );
+            }
+            false
+        }
+    };
+}
+
+/// `static_branch_unlikely(&KEY)` without jump labels: a read of the key's
+/// enable count, as C's fallback does.
+#[cfg(not(all(CONFIG_JUMP_LABEL, target_arch = "x86_64")))]
+macro_rules! static_branch_unlikely {
+    ($key:path) => {
+        // SAFETY: `static_key_count` reads the key's atomic count.
+        unsafe {
+            $crate::bindings::rtun_static_key_count(::core::ptr::addr_of_mut!($key).cast()) > 0
+        }
+    };
+}
+pub(crate) use static_branch_unlikely;
+
+/// What a jump-label site of this module currently holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SiteInsn {
+    /// The 5-byte NOP: the branch is not taken.
+    Nop,
+    /// A `JMP`; `to_target` says whether it lands on the entry's target.
+    Jmp { to_target: bool },
+    /// Anything else (a bug): its first byte.
+    Other(u8),
+}
+
+/// One entry of this module's `__jump_table`.
+pub(crate) struct JumpSite {
+    /// The key's name, if it is one this module knows.
+    pub(crate) key: &'static str,
+    /// The key's enable count (`static_key_count()`).
+    pub(crate) key_count: i32,
+    /// The instruction at the site now.
+    pub(crate) insn: SiteInsn,
+}
+
+/// Calls `f` on every jump-label site of this module, in table order.
+pub(crate) fn for_each_jump_site(mut f: impl FnMut(usize, JumpSite)) {
+    let mut start: *const bindings::jump_entry = ptr::null();
+    // SAFETY: Reads this module's `jump_entries`/`num_jump_entries`.
+    let n = unsafe { bindings::rtun_jump_entries(&mut start) } as usize;
+    for i in 0..n {
+        #[cfg(CONFIG_JUMP_LABEL)]
+        {
+            // SAFETY: `i < n` entries of the module's table; the table and
+            // the module text live as long as the module.
+            let (code, target, key) = unsafe {
+                let e = start.add(i);
+                (
+                    bindings::rtun_jump_entry_code(e) as usize,
+                    bindings::rtun_jump_entry_target(e) as usize,
+                    bindings::rtun_jump_entry_key(e),
+                )
+            };
+            // SAFETY: `code` is a site in our loaded text, at least five
+            // bytes long; text is readable, and patching keeps every byte
+            // valid, so a racy read sees some valid byte.
+            let bytes = unsafe { ptr::read_volatile(code as *const [u8; 5]) };
+            let insn = match bytes {
+                [0x0f, 0x1f, 0x44, 0x00, 0x00] => SiteInsn::Nop,
+                [0xe9, a, b, c, d] => SiteInsn::Jmp {
+                    to_target: code
+                        .wrapping_add(5)
+                        .wrapping_add(i32::from_le_bytes([a, b, c, d]) as isize as usize)
+                        == target,
+                },
+                [0xeb, rel, ..] => SiteInsn::Jmp {
+                    to_target: code
+                        .wrapping_add(2)
+                        .wrapping_add(rel as i8 as isize as usize)
+                        == target,
+                },
+                [b, ..] => SiteInsn::Other(b),
+            };
+            let name = key_name(key.cast());
+            // SAFETY: The key of a live jump entry is a live static key.
+            let key_count = unsafe { bindings::rtun_static_key_count(key) };
+            f(
+                i,
+                JumpSite {
+                    key: name,
+                    key_count,
+                    insn,
+                },
+            );
+        }
+    }
+    let _ = (&mut f, start);
+}
+
+/// The name of a static key this module uses.
+fn key_name(key: *const c_void) -> &'static str {
+    #[cfg(CONFIG_RPS)]
+    {
+        if ptr::eq(key, ptr::addr_of!(bindings::rps_needed).cast()) {
+            return "rps_needed";
+        }
+        if ptr::eq(key, ptr::addr_of!(bindings::rfs_needed).cast()) {
+            return "rfs_needed";
+        }
+    }
+    let _ = key;
+    "?"
+}
+
+// ---------------------------------------------------------------------------
+// RPS/RFS.
+
+/// The `unguarded` module parameter.
+pub(crate) fn param_unguarded() -> bool {
+    // SAFETY: Reads a module parameter with READ_ONCE.
+    unsafe { bindings::rtun_param_unguarded() }
+}
+
+/// `rps_record_sock_flow()` on the global RFS table
+/// (`net_hotdata.rps_sock_flow_table`), under RCU: sets the entry of `hash`
+/// to the hash's upper bits and the current CPU. Returns whether a table
+/// was there. The job of C's inline `sock_rps_record_flow_hash()` past its
+/// zero-hash check.
+pub(crate) fn rps_record_sock_flow(hash: u32) -> bool {
+    let _rcu = RcuReadGuard::new();
+    // SAFETY: Under RCU: `rcu_dereference(net_hotdata.rps_sock_flow_table)`.
+    let table = unsafe { bindings::rtun_rps_sock_flow_table() };
+    if table.is_null() {
+        return false;
+    }
+    // SAFETY: A published table stays valid during the RCU read section;
+    // `mask + 1` entries follow the header, so `hash & mask` is in bounds.
+    // Racy accesses are READ_ONCE/WRITE_ONCE, as in C.
+    unsafe {
+        let mask = (*table).mask;
+        let index = (hash & mask) as usize;
+        let val = (hash & !bindings::rtun_rps_cpu_mask()) | bindings::rtun_raw_smp_processor_id();
+        let ent = (*table).ents.as_mut_ptr().add(index);
+        if ptr::read_volatile(ent) != val {
+            ptr::write_volatile(ent, val);
+        }
+    }
+    true
+}
+
+/// Reads the global RFS table's entry for `hash`, if there is a table.
+pub(crate) fn rps_sock_flow_entry(hash: u32) -> Option<u32> {
+    let _rcu = RcuReadGuard::new();
+    // SAFETY: As in `rps_record_sock_flow`.
+    unsafe {
+        let table = bindings::rtun_rps_sock_flow_table();
+        if table.is_null() {
+            return None;
+        }
+        let index = (hash & (*table).mask) as usize;
+        Some(ptr::read_volatile((*table).ents.as_ptr().add(index)))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Time and timers.
+
+/// `jiffies`.
+pub(crate) fn jiffies() -> u64 {
+    // SAFETY: Reads the jiffies counter.
+    unsafe { bindings::rtun_jiffies() as u64 }
+}
+
+/// `HZ`.
+#[allow(clippy::unnecessary_cast)] // `unsigned long` is `u64` only on 64-bit.
+pub(crate) const HZ: u64 = bindings::RTUN_HZ as u64;
+
+/// `round_jiffies_up()`.
+pub(crate) fn round_jiffies_up(j: u64) -> u64 {
+    // SAFETY: Pure computation.
+    unsafe { bindings::round_jiffies_up(j as c_ulong) as u64 }
+}
+
+/// A kernel timer embedded in an object that never moves (a net device's
+/// private area). Shut down on drop.
+pub(crate) struct Timer {
+    timer: Opaque<bindings::timer_list>,
+    ready: core::sync::atomic::AtomicBool,
+}
+
+// SAFETY: The kernel's timer code synchronises its own state.
+unsafe impl Send for Timer {}
+// SAFETY: As above.
+unsafe impl Sync for Timer {}
+
+impl Timer {
+    /// An unset timer; [`Timer::setup`] must run before any other use.
+    pub(crate) const fn new() -> Self {
+        Self {
+            timer: Opaque::uninit(),
+            ready: core::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// `timer_setup()`.
+    ///
+    /// # Safety
+    ///
+    /// `self` must not move from here on, and `f` must be valid for a
+    /// timer embedded where `self` is.
+    unsafe fn setup(&self, f: unsafe extern "C" fn(*mut bindings::timer_list)) {
+        // SAFETY: `self.timer` is valid for writes and stays put.
+        unsafe { bindings::rtun_timer_setup(self.timer.get(), Some(f)) };
+        self.ready.store(true, Ordering::Release);
+    }
+
+    /// `timer_pending()`.
+    pub(crate) fn pending(&self) -> bool {
+        // SAFETY: Set up (the only way to reach a timer of ours).
+        unsafe { bindings::rtun_timer_pending(self.timer.get()) }
+    }
+
+    /// `mod_timer()`.
+    pub(crate) fn mod_timer(&self, expires: u64) {
+        // SAFETY: Set up; `mod_timer` may be called from any context.
+        unsafe { bindings::mod_timer(self.timer.get(), expires as c_ulong) };
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        if *self.ready.get_mut() {
+            // SAFETY: Set up; dropped in process context (the net device's
+            // destructor), so waiting for a running callback is fine.
+            unsafe { bindings::timer_shutdown_sync(self.timer.get()) };
+        }
+    }
+}
+
+/// `tun_flow_cleanup()` timer callback.
+///
+/// # Safety
+///
+/// Called by the timer code for the flow table timer of a `Tun`.
+unsafe extern "C" fn tun_flow_cleanup_timer(t: *mut bindings::timer_list) {
+    let off = core::mem::offset_of!(crate::Tun, flows)
+        + core::mem::offset_of!(crate::flow_table::FlowTable, gc_timer);
+    // CAST: `Timer` starts with its `Opaque<timer_list>`, at offset 0.
+    // SAFETY: The timer is embedded in a live `Tun` (it is shut down before
+    // the `Tun` is dropped), so stepping back to the `Tun` is in bounds.
+    let tun = unsafe { &*t.cast::<u8>().sub(off).cast::<crate::Tun>() };
+    crate::flow_table::tun_flow_cleanup(&tun.flows);
+}
+
+/// RCU grace-period cookies, for reusing flow entries only once no reader
+/// can still see them.
+pub(crate) mod rcu_cookie {
+    use crate::bindings;
+
+    /// `get_state_synchronize_rcu()`: a cookie for "a grace period from now".
+    pub(crate) fn get() -> usize {
+        // SAFETY: Always allowed.
+        unsafe { bindings::get_state_synchronize_rcu() as usize }
+    }
+
+    /// `get_completed_synchronize_rcu()`: a cookie that is already done.
+    pub(crate) fn completed() -> usize {
+        // SAFETY: Always allowed.
+        unsafe { bindings::get_completed_synchronize_rcu() as usize }
+    }
+
+    /// `poll_state_synchronize_rcu()`: has that grace period passed?
+    pub(crate) fn done(cookie: usize) -> bool {
+        // SAFETY: Always allowed.
+        unsafe { bindings::poll_state_synchronize_rcu(cookie as _) }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// debugfs.
+
+/// A debugfs directory, removed (recursively) on drop.
+pub(crate) struct Dentry(NonNull<bindings::dentry>);
+
+// SAFETY: debugfs dentries may be removed from any thread.
+unsafe impl Send for Dentry {}
+// SAFETY: Only passed to debugfs.
+unsafe impl Sync for Dentry {}
+
+impl Dentry {
+    /// `debugfs_create_dir()`; `None` if debugfs is unavailable.
+    pub(crate) fn dir(name: &CStr, parent: Option<&Dentry>) -> Option<Dentry> {
+        let parent = parent.map_or(ptr::null_mut(), |d| d.0.as_ptr());
+        // SAFETY: `name` is NUL-terminated; `parent` is null or a live dir.
+        let d = unsafe { bindings::debugfs_create_dir(name.as_char_ptr().cast(), parent) };
+        // debugfs returns an ERR_PTR on failure.
+        if d.is_null() || (d as usize) >= (-4095isize) as usize {
+            return None;
+        }
+        NonNull::new(d).map(Dentry)
+    }
+
+    /// A read-only file whose contents `show` writes; `data` is what
+    /// `show` gets back.
+    ///
+    /// # Safety
+    ///
+    /// `data` must stay valid until this directory is removed.
+    unsafe fn file(&self, name: &CStr, fops: &'static DebugfsFops, data: *const c_void) {
+        // SAFETY: `self` is a live directory; `fops` is static; the caller
+        // keeps `data` alive until removal, which waits for readers.
+        unsafe {
+            bindings::debugfs_create_file(
+                name.as_char_ptr().cast(),
+                0o444,
+                self.0.as_ptr(),
+                data.cast_mut(),
+                fops.0.get().cast_const(),
+            )
+        };
+    }
+
+    /// A module-wide file (no per-object data).
+    pub(crate) fn module_file(&self, name: &CStr, fops: &'static DebugfsFops) {
+        // SAFETY: No data.
+        unsafe { self.file(name, fops, ptr::null()) };
+    }
+}
+
+impl Drop for Dentry {
+    fn drop(&mut self) {
+        // SAFETY: A live directory of ours; removal waits for readers.
+        unsafe { bindings::debugfs_remove(self.0.as_ptr()) };
+    }
+}
+
+/// A `file_operations` for a generated-text debugfs file: the text is
+/// generated once at open (so a reader sees one consistent snapshot across
+/// its reads) and freed at release.
+pub(crate) struct DebugfsFops(KernelStatic<bindings::file_operations>);
+
+impl DebugfsFops {
+    const fn new(
+        open: unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int,
+    ) -> Self {
+        Self(KernelStatic::new(bindings::file_operations {
+            open: Some(open),
+            read: Some(text_read),
+            release: Some(text_release),
+            ..zeroed()
+        }))
+    }
+}
+
+/// A text buffer for debugfs contents.
+pub(crate) struct TextBuf(KVec<u8>);
+
+impl core::fmt::Write for TextBuf {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        self.0
+            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+            .map_err(|_| core::fmt::Error)
+    }
+}
+
+/// Generates the text with `show` and keeps it in `file->private_data`.
+///
+/// # Safety
+///
+/// `file` is a debugfs file being opened with one of our [`DebugfsFops`].
+unsafe fn open_text(
+    file: *mut bindings::file,
+    show: impl FnOnce(&mut TextBuf) -> core::fmt::Result,
+) -> c_int {
+    let mut text = TextBuf(KVec::new());
+    if show(&mut text).is_err() {
+        return ENOMEM.to_errno();
+    }
+    match KBox::new(text.0, GFP_KERNEL) {
+        // SAFETY: The file is being opened; its private data is ours until
+        // `text_release`.
+        Ok(b) => unsafe {
+            (*file).private_data = KBox::into_raw(b).cast();
+            0
+        },
+        Err(_) => ENOMEM.to_errno(),
+    }
+}
+
+/// `read` of a generated-text debugfs file (`simple_read_from_buffer()`).
+///
+/// # Safety
+///
+/// Called by the VFS on a file opened by [`open_text`].
+unsafe extern "C" fn text_read(
+    file: *mut bindings::file,
+    buf: *mut core::ffi::c_char,
+    count: usize,
+    ppos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: `open_text` stored the text; it lives until release.
+    let text = unsafe { &*(*file).private_data.cast::<KVec<u8>>() };
+    // SAFETY: The `read` arguments are valid; `text` is a kernel buffer.
+    unsafe {
+        bindings::simple_read_from_buffer(buf.cast(), count, ppos, text.as_ptr().cast(), text.len())
+    }
+}
+
+/// `release` of a generated-text debugfs file.
+///
+/// # Safety
+///
+/// Called by the VFS once, on a file opened by [`open_text`].
+unsafe extern "C" fn text_release(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: `open_text` stored a `KBox<KVec<u8>>`; this is its last use.
+    drop(unsafe { KBox::from_raw((*file).private_data.cast::<KVec<u8>>()) });
+    0
+}
+
+/// `open` of `<debugfs>/rust_tun/jump_sites`.
+///
+/// # Safety
+///
+/// Called by debugfs on a file being opened.
+unsafe extern "C" fn jump_sites_open(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: Forwarded.
+    unsafe { open_text(file, crate::rps::show_jump_sites) }
+}
+
+/// `open` of a per-device debugfs file.
+///
+/// # Safety
+///
+/// Called by debugfs for a file created by [`DevDebugfs::create`], whose
+/// data is the device.
+unsafe fn dev_open(
+    file: *mut bindings::file,
+    show: fn(&NetDevice, &mut TextBuf) -> core::fmt::Result,
+) -> c_int {
+    // SAFETY: The data is a device of ours, alive until its files are
+    // removed in `ndo_uninit` (removal waits for this open).
+    let dev = unsafe { NetDevice::from_raw(bindings::rtun_file_inode_private(file).cast()) };
+    // SAFETY: Forwarded.
+    unsafe { open_text(file, |t| show(dev, t)) }
+}
+
+/// `open` of `<debugfs>/rust_tun/<dev>/flows`.
+///
+/// # Safety
+///
+/// See [`dev_open`].
+unsafe extern "C" fn dev_flows_open(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: Forwarded.
+    unsafe { dev_open(file, crate::tun_show_flows) }
+}
+
+/// `open` of `<debugfs>/rust_tun/<dev>/stats`.
+///
+/// # Safety
+///
+/// See [`dev_open`].
+unsafe extern "C" fn dev_stats_open(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: Forwarded.
+    unsafe { dev_open(file, crate::tun_show_stats) }
+}
+
+/// The fops of `jump_sites`.
+pub(crate) static JUMP_SITES_FOPS: DebugfsFops = DebugfsFops::new(jump_sites_open);
+static DEV_FLOWS_FOPS: DebugfsFops = DebugfsFops::new(dev_flows_open);
+static DEV_STATS_FOPS: DebugfsFops = DebugfsFops::new(dev_stats_open);
+
+/// The module's debugfs root, `<debugfs>/rust_tun`, for per-device dirs.
+static DEBUGFS_ROOT: AtomicPtr<bindings::dentry> = AtomicPtr::new(ptr::null_mut());
+
+/// Creates `<debugfs>/rust_tun` (kept by the module until unload).
+pub(crate) fn debugfs_root_create() -> Option<Dentry> {
+    let root = Dentry::dir(kernel::c_str!("rust_tun"), None)?;
+    DEBUGFS_ROOT.store(root.0.as_ptr(), Ordering::Release);
+    Some(root)
+}
+
+/// The per-device debugfs directory, `<debugfs>/rust_tun/<ifname>`.
+pub(crate) struct DevDebugfs(AtomicPtr<bindings::dentry>);
+
+impl DevDebugfs {
+    /// No directory.
+    pub(crate) const fn new() -> Self {
+        Self(AtomicPtr::new(ptr::null_mut()))
+    }
+
+    /// Creates the directory and its files for `dev` (under rtnl).
+    pub(crate) fn create(&self, dev: &NetDevice, _rtnl: &Rtnl) {
+        let root = DEBUGFS_ROOT.load(Ordering::Acquire);
+        let Some(root) = NonNull::new(root) else {
+            return;
+        };
+        let name = dev.name();
+        let Some(end) = name.iter().position(|&c| c == 0) else {
+            return;
+        };
+        let Ok(name) = CStr::from_bytes_with_nul(&name[..=end]) else {
+            return;
+        };
+        let root = core::mem::ManuallyDrop::new(Dentry(root));
+        let Some(dir) = Dentry::dir(name, Some(&root)) else {
+            return;
+        };
+        let data = ptr::from_ref(dev).cast::<c_void>();
+        // SAFETY: The device outlives its directory: `remove` runs in
+        // `ndo_uninit`, before the device can be freed.
+        unsafe {
+            dir.file(kernel::c_str!("flows"), &DEV_FLOWS_FOPS, data);
+            dir.file(kernel::c_str!("stats"), &DEV_STATS_FOPS, data);
+        }
+        let old = self.0.swap(
+            core::mem::ManuallyDrop::new(dir).0.as_ptr(),
+            Ordering::AcqRel,
+        );
+        // INVARIANT: at most one directory is owned at a time.
+        if let Some(old) = NonNull::new(old) {
+            drop(Dentry(old));
+        }
+    }
+
+    /// Removes the directory, waiting for readers.
+    pub(crate) fn remove(&self) {
+        if let Some(d) = NonNull::new(self.0.swap(ptr::null_mut(), Ordering::AcqRel)) {
+            drop(Dentry(d));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Credentials (`TUNSETOWNER`, `TUNSETGROUP`, `tun_permitted()`).
+
+/// `make_kuid(current_user_ns(), uid)`; `None` if invalid.
+pub(crate) fn make_kuid(uid: isize) -> Option<u32> {
+    // SAFETY: Process context.
+    let k = unsafe { bindings::rtun_make_kuid(uid as c_long) };
+    (k != u32::MAX).then_some(k)
+}
+
+/// `make_kgid(current_user_ns(), gid)`; `None` if invalid.
+pub(crate) fn make_kgid(gid: isize) -> Option<u32> {
+    // SAFETY: Process context.
+    let k = unsafe { bindings::rtun_make_kgid(gid as c_long) };
+    (k != u32::MAX).then_some(k)
+}
+
+/// `uid_eq(current_euid(), kuid)`.
+pub(crate) fn current_euid_is(kuid: u32) -> bool {
+    // SAFETY: Process context.
+    unsafe { bindings::rtun_current_euid_is(kuid) }
+}
+
+/// `in_egroup_p(kgid)`.
+pub(crate) fn in_egroup(kgid: u32) -> bool {
+    // SAFETY: Process context.
+    unsafe { bindings::rtun_in_egroup(kgid) }
+}
+
+// ---------------------------------------------------------------------------
+// Netdevice notifier: the rings follow `tx_queue_len` (`tun_device_event()`).
+
+static TUN_NOTIFIER: KernelStatic<bindings::notifier_block> =
+    KernelStatic::new(bindings::notifier_block {
+        notifier_call: Some(tun_device_event),
+        next: ptr::null_mut(),
+        priority: 0,
+    });
+
+/// `tun_device_event()`.
+///
+/// # Safety
+///
+/// Called by the netdevice notifier chain, under rtnl, with a valid `ptr`.
+unsafe extern "C" fn tun_device_event(
+    _nb: *mut bindings::notifier_block,
+    event: c_ulong,
+    ptr: *mut c_void,
+) -> c_int {
+    // SAFETY: `ptr` is a `netdev_notifier_info` of a live device.
+    let dev = unsafe { bindings::rtun_netdev_notifier_info_to_dev(ptr) };
+    // SAFETY: A live device; reading its ops pointer.
+    let ops = unsafe { (*dev).netdev_ops };
+    if event != bindings::RTUN_NETDEV_CHANGE_TX_QUEUE_LEN as c_ulong || !is_our_ops(ops) {
+        return bindings::RTUN_NOTIFY_DONE;
+    }
+    // SAFETY: One of ours (its ops say so); the chain runs under rtnl.
+    let (dev, rtnl) = unsafe { (NetDevice::from_raw(dev), Rtnl::assume_held()) };
+    match crate::tun_queue_resize(dev, &rtnl) {
+        Ok(()) => bindings::RTUN_NOTIFY_DONE,
+        // SAFETY: Pure computation.
+        Err(e) => unsafe { bindings::rtun_notifier_from_errno(e.to_errno()) },
+    }
+}
+
+/// Registration of the netdevice notifier, undone on drop.
+pub(crate) struct NotifierRegistration(());
+
+impl NotifierRegistration {
+    /// `register_netdevice_notifier()`.
+    pub(crate) fn register() -> Result<Self> {
+        // SAFETY: A static notifier block, registered once.
+        to_result(unsafe { bindings::register_netdevice_notifier(TUN_NOTIFIER.get()) })?;
+        Ok(Self(()))
+    }
+}
+
+impl Drop for NotifierRegistration {
+    fn drop(&mut self) {
+        // SAFETY: Registered in `register`.
+        unsafe { bindings::unregister_netdevice_notifier(TUN_NOTIFIER.get()) };
+    }
+}

@@ -8,7 +8,8 @@
 //! `struct ifreq`, same `struct tun_pi`) and the net device side. Functions
 //! keep tun.c's names so the two files read side by side; where we differ on
 //! purpose, the comment says so and `Documentation/rust_tun.rst` lists it.
-//! All `unsafe` code is in `sys.rs`; this file is safe Rust.
+//! All `unsafe` code is in `sys.rs`; this file is safe Rust. The flow table
+//! is in `flow_table.rs`, the static-key guarded RPS/RFS steps in `rps.rs`.
 
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -18,11 +19,17 @@ use kernel::uaccess::UserSlice;
 use kernel::{c_str, ioctl};
 
 mod bindings;
+mod flow_logic;
+mod flow_table;
+mod rps;
 mod sys;
 
+use core::fmt::Write;
+use flow_logic::reciprocal_scale;
+use flow_table::FlowTable;
 use sys::{
-    errno, new_spinlock_bh, poll, DevKind, IovIter, NetDevice, NetDeviceBuilder, NetNs, PollTable,
-    RcuArc, RcuDev, RcuReadGuard, Rtnl, SkBuff, SpinLockBh, WaitQueue,
+    errno, new_spinlock_bh, poll, DevDebugfs, DevKind, IovIter, NetDevice, NetDeviceBuilder, NetNs,
+    PollTable, RcuArc, RcuDev, RcuReadGuard, Rtnl, SkBuff, SpinLockBh, TextBuf, WaitQueue,
 };
 
 module! {
@@ -65,12 +72,14 @@ pub(crate) const IFF_ONE_QUEUE: u32 = bindings::IFF_ONE_QUEUE;
 pub(crate) const IFF_MULTI_QUEUE: u32 = bindings::IFF_MULTI_QUEUE;
 pub(crate) const IFF_PERSIST: u32 = bindings::IFF_PERSIST;
 pub(crate) const IFF_TUN_EXCL: u32 = bindings::IFF_TUN_EXCL;
+pub(crate) const IFF_ATTACH_QUEUE: u32 = bindings::IFF_ATTACH_QUEUE;
+pub(crate) const IFF_DETACH_QUEUE: u32 = bindings::IFF_DETACH_QUEUE;
 /// `TUN_TYPE_MASK`.
 pub(crate) const TUN_TYPE_MASK: u32 = IFF_TUN | IFF_TAP;
 /// `TUN_FEATURES`: the `TUNSETIFF` flags we implement. tun.c also has
 /// `IFF_VNET_HDR` and `IFF_NAPI*`; like tun.c we mask out what we do not
 /// implement, and `TUNGETFEATURES`/`TUNGETIFF` say so.
-pub(crate) const TUN_FEATURES: u32 = IFF_NO_PI | IFF_ONE_QUEUE;
+pub(crate) const TUN_FEATURES: u32 = IFF_NO_PI | IFF_ONE_QUEUE | IFF_MULTI_QUEUE;
 /// `TUN_PKT_STRIP`: the reader's buffer was too short for the packet.
 const TUN_PKT_STRIP: u16 = bindings::TUN_PKT_STRIP as u16;
 
@@ -78,7 +87,13 @@ const TUN_PKT_STRIP: u16 = bindings::TUN_PKT_STRIP as u16;
 const TUNSETIFF: u32 = ioctl::_IOW::<core::ffi::c_int>(b'T' as u32, 202);
 const TUNSETPERSIST: u32 = ioctl::_IOW::<core::ffi::c_int>(b'T' as u32, 203);
 const TUNGETFEATURES: u32 = ioctl::_IOR::<core::ffi::c_uint>(b'T' as u32, 207);
+const TUNSETOWNER: u32 = ioctl::_IOW::<core::ffi::c_int>(b'T' as u32, 204);
+const TUNSETGROUP: u32 = ioctl::_IOW::<core::ffi::c_int>(b'T' as u32, 206);
 const TUNGETIFF: u32 = ioctl::_IOR::<core::ffi::c_uint>(b'T' as u32, 210);
+const TUNSETQUEUE: u32 = ioctl::_IOW::<core::ffi::c_int>(b'T' as u32, 217);
+
+/// `INVALID_UID`/`INVALID_GID`: no owner or group set.
+const INVALID_ID: u32 = u32::MAX;
 
 /// `sizeof(struct ifreq)` on 64-bit: the `ifreq_len` tun copies.
 const IFREQ_LEN: usize = 40;
@@ -89,7 +104,7 @@ const TUN_PI_LEN: usize = 4;
 const ETH_P_IP: u16 = (bindings::ETH_P_IP as u16).to_be();
 const ETH_P_IPV6: u16 = (bindings::ETH_P_IPV6 as u16).to_be();
 
-/// Device counters reported through `ndo_get_stats64`.
+/// Device counters reported through `ndo_get_stats64` and debugfs.
 #[derive(Default)]
 pub(crate) struct TunStats {
     rx_packets: AtomicU64,
@@ -99,6 +114,10 @@ pub(crate) struct TunStats {
     rx_dropped: AtomicU64,
     tx_dropped: AtomicU64,
     rx_frame_errors: AtomicU64,
+    /// RPS flow hashes computed on transmit (`tun_automq_xmit`).
+    rps_hashes: AtomicU64,
+    /// RFS record steps run (`sock_rps_record_flow_hash` called).
+    rfs_records: AtomicU64,
 }
 
 /// A snapshot of [`TunStats`].
@@ -117,6 +136,7 @@ fn inc(c: &AtomicU64, by: u64) {
 }
 
 /// `struct tun_struct`: the driver state of one device, in its private area.
+#[pin_data]
 pub(crate) struct Tun {
     /// `IFF_TUN`/`IFF_TAP`, `TUN_FEATURES` and `IFF_PERSIST`; written under rtnl.
     flags: AtomicU32,
@@ -124,21 +144,49 @@ pub(crate) struct Tun {
     tfiles: [RcuArc<TunFile>; MAX_TAP_QUEUES],
     /// Number of attached queues; written under rtnl.
     numqueues: AtomicU32,
+    /// Files detached with `TUNSETQUEUE` (tun.c's `tun->disabled` list), in
+    /// `disabled[0..numdisabled]`; under rtnl.
+    disabled: [RcuArc<TunFile>; MAX_TAP_QUEUES],
+    /// Number of detached files.
+    numdisabled: AtomicU32,
+    /// `tun->owner`, a kuid, or `INVALID_ID`.
+    owner: AtomicU32,
+    /// `tun->group`, a kgid, or `INVALID_ID`.
+    group: AtomicU32,
+    /// Behave like tun before the rps_needed/rfs_needed patches. Fixed at
+    /// creation from the `unguarded` module parameter; the transmit path
+    /// reads it from the device's ops table, not from here.
+    pub(crate) unguarded: bool,
+    /// `tun->flows` and its ageing timer.
+    #[pin]
+    pub(crate) flows: FlowTable,
     stats: TunStats,
+    debugfs: DevDebugfs,
 }
 
 impl Tun {
-    fn new(flags: u32) -> Self {
-        Self {
+    fn new(flags: u32, unguarded: bool) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
             flags: AtomicU32::new(flags),
             tfiles: [const { RcuArc::null() }; MAX_TAP_QUEUES],
             numqueues: AtomicU32::new(0),
+            disabled: [const { RcuArc::null() }; MAX_TAP_QUEUES],
+            numdisabled: AtomicU32::new(0),
+            owner: AtomicU32::new(INVALID_ID),
+            group: AtomicU32::new(INVALID_ID),
+            unguarded,
+            flows <- FlowTable::new(),
             stats: TunStats::default(),
-        }
+            debugfs: DevDebugfs::new(),
+        }? Error)
     }
 
     fn flags(&self) -> u32 {
         self.flags.load(Ordering::Relaxed)
+    }
+
+    fn numqueues(&self) -> u32 {
+        self.numqueues.load(Ordering::Relaxed)
     }
 
     fn kind(&self) -> DevKind {
@@ -229,8 +277,11 @@ pub(crate) struct TunFile {
     /// Readers and pollers wait here (tun.c: the socket's wait queue).
     #[pin]
     wq: WaitQueue,
-    /// `tfile->tun`: the attached device.
+    /// `tfile->tun`: the device, while attached or detached with
+    /// `TUNSETQUEUE` (as in tun.c, a detached file still reads and writes).
     tun: RcuDev,
+    /// `tfile->detached`: the device this file is detached from; rtnl.
+    detached: RcuDev,
     /// `tfile->queue_index`; written under rtnl.
     queue_index: AtomicU16,
     /// `sk_shutdown = RCV_SHUTDOWN`: the device went away under a reader.
@@ -270,75 +321,137 @@ impl IfReq {
 // ---------------------------------------------------------------------------
 // Attach and detach.
 
-/// `tun_attach()`: makes `tfile` queue `numqueues` of `dev`.
-fn tun_attach(dev: &NetDevice, tfile: ArcBorrow<'_, TunFile>, rtnl: &Rtnl) -> Result {
-    let tun = dev.tun();
-    if tfile.tun.get_rtnl(rtnl).is_some() {
-        return Err(EINVAL);
-    }
-    let n = tun.numqueues.load(Ordering::Relaxed) as usize;
-    if tun.flags() & IFF_MULTI_QUEUE == 0 && n == 1 {
-        return Err(EBUSY);
-    }
-    if n == MAX_TAP_QUEUES {
-        return Err(E2BIG);
-    }
-    // The ring follows the device's tx_queue_len (tun.c: ptr_ring_resize).
-    let qlen = dev.tx_queue_len().max(1) as usize;
-    let mut slots = KVec::with_capacity(qlen, GFP_KERNEL)?;
-    for _ in 0..qlen {
+/// Gives `tfile`'s ring room for `len` packets (`ptr_ring_resize`), keeping
+/// what fits.
+fn tun_ring_resize(tfile: &TunFile, len: u32) -> Result {
+    let len = len.max(1) as usize;
+    let mut slots = KVec::with_capacity(len, GFP_KERNEL)?;
+    for _ in 0..len {
         slots.push(None, GFP_KERNEL)?;
     }
     let old = tfile.ring.lock().resize(slots);
+    // Packets that did not fit are dropped here, outside the lock.
     drop(old);
+    Ok(())
+}
+
+/// `tun_enable_queue()`: takes `tfile` off the device's disabled list.
+fn tun_enable_queue(tun: &Tun, tfile: &TunFile, rtnl: &Rtnl) {
+    let n = tun.numdisabled.load(Ordering::Relaxed) as usize;
+    let Some(i) = tun.disabled[..n]
+        .iter()
+        .position(|slot| slot.get_rtnl(rtnl).is_some_and(|f| core::ptr::eq(f, tfile)))
+    else {
+        return;
+    };
+    let me = if i == n - 1 {
+        tun.disabled[i].replace(None, rtnl)
+    } else {
+        tun.disabled[i].take_from(&tun.disabled[n - 1], rtnl)
+    };
+    tun.numdisabled.store(n as u32 - 1, Ordering::Relaxed);
+    tfile.detached.set(None, rtnl);
+    drop(me);
+}
+
+/// `tun_attach()`: makes `tfile` queue `numqueues` of `dev`.
+fn tun_attach(dev: &NetDevice, tfile: ArcBorrow<'_, TunFile>, rtnl: &Rtnl) -> Result {
+    let tun = dev.tun();
+    let detached = tfile.detached.get_rtnl(rtnl).is_some();
+    if tfile.tun.get_rtnl(rtnl).is_some() && !detached {
+        return Err(EINVAL);
+    }
+    let n = tun.numqueues() as usize;
+    if tun.flags() & IFF_MULTI_QUEUE == 0 && n == 1 {
+        return Err(EBUSY);
+    }
+    if !detached && n + tun.numdisabled.load(Ordering::Relaxed) as usize == MAX_TAP_QUEUES {
+        return Err(E2BIG);
+    }
+    // The ring follows the device's tx_queue_len (a detached file keeps its own).
+    if !detached {
+        tun_ring_resize(&tfile, dev.tx_queue_len())?;
+    }
 
     tfile.queue_index.store(n as u16, Ordering::Relaxed);
     tfile.shutdown.store(false, Ordering::Relaxed);
     drop(tun.tfiles[n].replace(Some(tfile.into()), rtnl));
+    if detached {
+        tun_enable_queue(tun, &tfile, rtnl);
+    }
     tfile.tun.set(Some(dev), rtnl);
     tun.numqueues.store(n as u32 + 1, Ordering::Release);
+    dev.set_real_num_queues(n as u32 + 1, rtnl);
     Ok(())
 }
 
-/// `__tun_detach()` with `clean`: the file is being closed.
-fn __tun_detach(tfile: &TunFile, rtnl: &Rtnl) {
-    let Some(dev) = tfile.tun.get_rtnl(rtnl) else {
+/// `__tun_detach()`: takes `tfile`'s queue away; with `clean` the file is
+/// being closed, without it the queue is disabled (`TUNSETQUEUE`).
+fn __tun_detach(tfile: &TunFile, clean: bool, rtnl: &Rtnl) {
+    let dev = tfile.tun.get_rtnl(rtnl);
+    let detached = tfile.detached.get_rtnl(rtnl);
+
+    if let (Some(dev), None) = (dev, detached) {
+        let tun = dev.tun();
+        let index = tfile.queue_index.load(Ordering::Relaxed) as usize;
+        let last = tun.numqueues() as usize - 1;
+        // Move the last queue into our slot, as tun.c does.
+        let me = if index == last {
+            tun.tfiles[index].replace(None, rtnl)
+        } else {
+            let me = tun.tfiles[index].take_from(&tun.tfiles[last], rtnl);
+            if let Some(moved) = tun.tfiles[index].get_rtnl(rtnl) {
+                moved.queue_index.store(index as u16, Ordering::Relaxed);
+            }
+            me
+        };
+        tun.numqueues.store(last as u32, Ordering::Release);
+        if clean {
+            tfile.tun.set(None, rtnl);
+        }
+        // Waits for a grace period: no transmitter sees this queue after it.
+        let me = me.map(sys::Unpublished::into_arc);
+        if !clean {
+            // `tun_disable_queue()`.
+            let nd = tun.numdisabled.load(Ordering::Relaxed) as usize;
+            drop(tun.disabled[nd].replace(me, rtnl));
+            tun.numdisabled.store(nd as u32 + 1, Ordering::Relaxed);
+            tfile.detached.set(Some(dev), rtnl);
+        }
+        // Deliberate difference: tun.c deletes the flows of queue
+        // `numqueues + 1`, which no queue has; we delete the departed
+        // queue's flows and move the moved queue's flows with it.
+        tun.flows.detach_queue(index as u16, last as u16);
         tfile.ring.lock().purge();
-        return;
-    };
-    let tun = dev.tun();
-    let index = tfile.queue_index.load(Ordering::Relaxed) as usize;
-    let last = tun.numqueues.load(Ordering::Relaxed) as usize - 1;
+        dev.set_real_num_queues(last as u32, rtnl);
+    } else if let (true, Some(dev)) = (clean, detached) {
+        tun_enable_queue(dev.tun(), tfile, rtnl);
+        tfile.tun.set(None, rtnl);
+    }
 
-    // Move the last queue into our slot, as tun.c does.
-    let me = if index == last {
-        tun.tfiles[index].replace(None, rtnl)
-    } else {
-        let me = tun.tfiles[index].take_from(&tun.tfiles[last], rtnl);
-        if let Some(moved) = tun.tfiles[index].get_rtnl(rtnl) {
-            moved.queue_index.store(index as u16, Ordering::Relaxed);
+    if clean {
+        if let Some(dev) = dev.or(detached) {
+            let tun = dev.tun();
+            if tun.numqueues() == 0 && tun.numdisabled.load(Ordering::Relaxed) == 0 {
+                dev.carrier_off();
+                if tun.flags() & IFF_PERSIST == 0 && dev.is_registered() {
+                    dev.unregister(rtnl);
+                }
+            }
         }
-        me
-    };
-    tun.numqueues.store(last as u32, Ordering::Release);
-    tfile.tun.set(None, rtnl);
-    // Waits for a grace period: no transmitter sees this queue after it.
-    drop(me);
-    tfile.ring.lock().purge();
-
-    if last == 0 {
-        dev.carrier_off();
-        if tun.flags() & IFF_PERSIST == 0 && dev.is_registered() {
-            dev.unregister(rtnl);
-        }
+        tfile.ring.lock().purge();
     }
 }
 
 /// `tun_detach()`.
-fn tun_detach(tfile: &TunFile) {
+fn tun_detach(tfile: &TunFile, clean: bool) {
     let rtnl = Rtnl::lock();
-    let dev = tfile.tun.get_rtnl(&rtnl).map(NetDevice::hold);
-    __tun_detach(tfile, &rtnl);
+    let dev = tfile
+        .tun
+        .get_rtnl(&rtnl)
+        .or(tfile.detached.get_rtnl(&rtnl))
+        .map(NetDevice::hold);
+    __tun_detach(tfile, clean, &rtnl);
     if let Some(dev) = dev {
         if dev.is_registered() {
             dev.state_change(&rtnl);
@@ -346,28 +459,47 @@ fn tun_detach(tfile: &TunFile) {
     }
 }
 
-/// `tun_net_uninit()` / `tun_detach_all()`: the device is being unregistered;
-/// detach every queue and wake its readers.
+/// `tun_net_uninit()` / `tun_detach_all()`: the device is being
+/// unregistered; detach every queue, attached or disabled, and wake readers.
 pub(crate) fn tun_net_uninit(dev: &NetDevice, rtnl: &Rtnl) {
     let tun = dev.tun();
-    let n = tun.numqueues.load(Ordering::Relaxed) as usize;
-    for slot in &tun.tfiles[..n] {
+    tun.debugfs.remove();
+    let n = tun.numqueues() as usize;
+    let nd = tun.numdisabled.load(Ordering::Relaxed) as usize;
+    for slot in Iterator::chain(tun.tfiles[..n].iter(), &tun.disabled[..nd]) {
         if let Some(tfile) = slot.get_rtnl(rtnl) {
             tfile.shutdown.store(true, Ordering::Relaxed);
             tfile.tun.set(None, rtnl);
+            tfile.detached.set(None, rtnl);
             tfile.wq.wake_up_poll(poll::IN | poll::ERR);
         }
     }
     tun.numqueues.store(0, Ordering::Release);
-    for slot in &tun.tfiles[..n] {
+    tun.numdisabled.store(0, Ordering::Relaxed);
+    for slot in Iterator::chain(tun.tfiles[..n].iter(), &tun.disabled[..nd]) {
         if let Some(old) = slot.replace(None, rtnl) {
             // `into_arc` waits for the grace period before the purge.
             old.into_arc().ring.lock().purge();
         }
     }
+    // `tun_flow_flush()`: no queue is left to steer to.
+    tun.flows.flush();
     if tun.flags() & IFF_PERSIST != 0 {
         sys::module_put();
     }
+}
+
+/// `tun_queue_resize()`: `tx_queue_len` changed; resize every ring.
+pub(crate) fn tun_queue_resize(dev: &NetDevice, rtnl: &Rtnl) -> Result {
+    let tun = dev.tun();
+    let n = tun.numqueues() as usize;
+    let nd = tun.numdisabled.load(Ordering::Relaxed) as usize;
+    for slot in Iterator::chain(tun.tfiles[..n].iter(), &tun.disabled[..nd]) {
+        if let Some(tfile) = slot.get_rtnl(rtnl) {
+            tun_ring_resize(tfile, dev.tx_queue_len())?;
+        }
+    }
+    Ok(())
 }
 
 /// `tun_net_open()`.
@@ -398,9 +530,52 @@ pub(crate) fn tun_net_get_stats64(dev: &NetDevice) -> TunStatsSnapshot {
 // ---------------------------------------------------------------------------
 // Transmit: the stack hands us a packet for user space.
 
+/// `tun_automq_select_queue()` (`ndo_select_queue`, multi-queue only: the
+/// core skips it with one queue): the flow's queue on a flow-table hit
+/// (saving the hash for RFS), else `reciprocal_scale(hash, numqueues)`.
+pub(crate) fn tun_select_queue(dev: &NetDevice, skb: &SkBuff) -> u16 {
+    let tun = dev.tun();
+    let rcu = RcuReadGuard::new();
+    let numqueues = tun.numqueues();
+    let txq = skb.hash_symmetric();
+    match tun.flows.find(txq, &rcu) {
+        Some(e) => {
+            FlowTable::save_rps_rxhash(e, txq);
+            e.queue_index.load(Ordering::Relaxed)
+        }
+        None => reciprocal_scale(txq, numqueues) as u16,
+    }
+}
+
+/// `tun_automq_xmit()`: with one queue, `ndo_select_queue` did not run, so
+/// save the flow's RPS hash here -- only while RPS is in use (`rps_needed`),
+/// unless the device is unguarded.
+///
+/// Deliberate difference: the static key is tested before `numqueues`, so
+/// with RPS off the whole step is one NOP (tun.c loads `numqueues` first).
+#[inline(always)]
+fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &RcuReadGuard) {
+    let wanted = if UNGUARDED {
+        tun.numqueues() == 1
+    } else {
+        rps::rps_needed() && tun.numqueues() == 1
+    };
+    if wanted {
+        let rxhash = skb.hash_symmetric();
+        inc(&tun.stats.rps_hashes, 1);
+        if let Some(e) = tun.flows.find(rxhash, rcu) {
+            FlowTable::save_rps_rxhash(e, rxhash);
+        }
+    }
+}
+
 /// `tun_net_xmit()`: queue the packet on the ring of its queue and wake the
 /// reader; drop it when no file is attached or the ring is full.
-pub(crate) fn tun_net_xmit(mut skb: SkBuff, dev: &NetDevice) -> bindings::netdev_tx_t {
+/// `UNGUARDED` comes from the device's ops table.
+pub(crate) fn tun_net_xmit<const UNGUARDED: bool>(
+    mut skb: SkBuff,
+    dev: &NetDevice,
+) -> bindings::netdev_tx_t {
     let tun = dev.tun();
     let txq = usize::from(skb.queue_mapping());
     let rcu = RcuReadGuard::new();
@@ -408,6 +583,8 @@ pub(crate) fn tun_net_xmit(mut skb: SkBuff, dev: &NetDevice) -> bindings::netdev
         inc(&tun.stats.tx_dropped, 1);
         return sys::NET_XMIT_DROP;
     };
+
+    tun_automq_xmit::<UNGUARDED>(tun, &skb, &rcu);
 
     // Orphan the skb: we may hold it for an indefinite time.
     skb.orphan();
@@ -433,6 +610,7 @@ pub(crate) fn tun_chr_open() -> Result<Arc<TunFile>> {
             ring <- new_spinlock_bh!(TxRing::new(), "TunFile::ring"),
             wq <- WaitQueue::new(c_str!("TunFile::wq"), kernel::static_lock_class!()),
             tun: RcuDev::null(),
+            detached: RcuDev::null(),
             queue_index: AtomicU16::new(0),
             shutdown: AtomicBool::new(false),
             net: NetNs::current(),
@@ -443,7 +621,7 @@ pub(crate) fn tun_chr_open() -> Result<Arc<TunFile>> {
 
 /// `tun_chr_close()`.
 pub(crate) fn tun_chr_close(tfile: Arc<TunFile>) {
-    tun_detach(&tfile);
+    tun_detach(&tfile, true);
 }
 
 /// `tun_ring_recv()`: the next packet, waiting for one unless `noblock`.
@@ -506,9 +684,27 @@ pub(crate) fn tun_chr_read_iter(tfile: &TunFile, to: &mut IovIter, noblock: bool
     Ok(ret.min(len))
 }
 
+/// `tun_flow_update()`: the write path's flow bookkeeping. Refreshes or
+/// creates the flow; for a known flow, runs the RFS record step -- behind
+/// the `rfs_needed` static key unless the device is unguarded.
+fn tun_flow_update(tun: &Tun, rxhash: u32, tfile: &TunFile) {
+    let queue_index = tfile.queue_index.load(Ordering::Relaxed);
+    let Some(rps_rxhash) = tun.flows.update(rxhash, queue_index) else {
+        return;
+    };
+    let recorded = if tun.unguarded {
+        Some(rps::sock_rps_record_flow_hash(rps_rxhash))
+    } else {
+        rps::sock_rps_record_flow_hash_guarded(rps_rxhash)
+    };
+    if recorded.is_some() {
+        inc(&tun.stats.rfs_records, 1);
+    }
+}
+
 /// `tun_get_user()`: builds a packet from the writer's buffer and hands it
 /// to the stack.
-fn tun_get_user(dev: &NetDevice, from: &mut IovIter) -> Result<usize> {
+fn tun_get_user(dev: &NetDevice, tfile: &TunFile, from: &mut IovIter) -> Result<usize> {
     let tun = dev.tun();
     let flags = tun.flags();
     let total = from.count();
@@ -555,6 +751,15 @@ fn tun_get_user(dev: &NetDevice, from: &mut IovIter) -> Result<usize> {
         }
         DevKind::Tap => skb.eth_type_trans(dev),
     }
+    let queue_index = tfile.queue_index.load(Ordering::Relaxed);
+    skb.record_rx_queue(queue_index);
+
+    // Flow hashes are only worth it with several queues.
+    let rxhash = if tun.numqueues() > 1 && !tfile.detached.is_set() {
+        skb.hash_symmetric()
+    } else {
+        0
+    };
 
     if dev.flags() & sys::IFF_UP == 0 {
         return Err(drop(EIO));
@@ -563,6 +768,10 @@ fn tun_get_user(dev: &NetDevice, from: &mut IovIter) -> Result<usize> {
     skb.netif_rx();
     inc(&tun.stats.rx_packets, 1);
     inc(&tun.stats.rx_bytes, len as u64);
+
+    if rxhash != 0 {
+        tun_flow_update(tun, rxhash, tfile);
+    }
     Ok(total)
 }
 
@@ -573,7 +782,7 @@ pub(crate) fn tun_chr_write_iter(
     _noblock: bool,
 ) -> Result<usize> {
     let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
-    tun_get_user(&dev, from)
+    tun_get_user(&dev, tfile, from)
 }
 
 /// `tun_chr_poll()`.
@@ -600,12 +809,21 @@ pub(crate) fn tun_chr_poll(tfile: &TunFile, table: &PollTable) -> u32 {
 
 /// `tun_flags()`: the flags `TUNGETIFF` reports.
 fn tun_flags(tun: &Tun) -> u32 {
-    tun.flags() & (TUN_FEATURES | IFF_PERSIST | TUN_TYPE_MASK | IFF_MULTI_QUEUE)
+    tun.flags() & (TUN_FEATURES | IFF_PERSIST | TUN_TYPE_MASK)
 }
 
-/// `tun_permitted()`: may the caller attach to `tun`? Devices have no owner
-/// or group yet, so only `CAP_NET_ADMIN` in the opener's namespace may.
-fn tun_permitted(tfile: &TunFile) -> bool {
+/// `tun_permitted()`: may the caller attach to `tun`? If an owner or a
+/// group is set and the caller matches what is set (both, if both are),
+/// or with `CAP_NET_ADMIN` in the device's namespace.
+fn tun_permitted(tun: &Tun, tfile: &TunFile) -> bool {
+    let owner = tun.owner.load(Ordering::Relaxed);
+    let group = tun.group.load(Ordering::Relaxed);
+    if (owner != INVALID_ID || group != INVALID_ID)
+        && (owner == INVALID_ID || sys::current_euid_is(owner))
+        && (group == INVALID_ID || sys::in_egroup(group))
+    {
+        return true;
+    }
     tfile.net.capable_net_admin()
 }
 
@@ -630,10 +848,18 @@ fn tun_set_iff(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &Rtnl) -> R
             if (flags & IFF_MULTI_QUEUE != 0) != (tun.flags() & IFF_MULTI_QUEUE != 0) {
                 return Err(EINVAL);
             }
-            if !tun_permitted(&tfile) {
+            if !tun_permitted(tun, &tfile) {
                 return Err(EPERM);
             }
             tun_attach(dev, tfile, rtnl)?;
+            if tun.flags() & IFF_MULTI_QUEUE != 0
+                && tun.numqueues() + tun.numdisabled.load(Ordering::Relaxed) > 1
+            {
+                // More queues were there: the device is set up already.
+                dev.state_change(rtnl);
+                ifr.set_name(&dev.name());
+                return Ok(());
+            }
             let keep = tun.flags() & !TUN_FEATURES;
             tun.flags
                 .store(keep | (flags & TUN_FEATURES), Ordering::Relaxed);
@@ -651,29 +877,29 @@ fn tun_set_iff(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &Rtnl) -> R
             } else {
                 return Err(EINVAL);
             };
-            // Multi-queue devices are not implemented yet: refuse rather
-            // than pretend (TUNGETFEATURES does not offer the flag).
-            if flags & IFF_MULTI_QUEUE != 0 {
-                return Err(EINVAL);
-            }
+            let queues = if flags & IFF_MULTI_QUEUE != 0 {
+                MAX_TAP_QUEUES as u32
+            } else {
+                1
+            };
             let name = if ifr.name().is_empty() {
                 default_name
             } else {
                 ifr.name()
             };
-            let type_flag = flags
-                & (if kind == DevKind::Tun {
-                    IFF_TUN
-                } else {
-                    IFF_TAP
-                });
-            let tun = Tun::new(type_flag | (flags & TUN_FEATURES));
-            let builder = NetDeviceBuilder::alloc(name, kind, 1, &tfile.net, tun)?;
+            let type_flag = if kind == DevKind::Tun {
+                IFF_TUN
+            } else {
+                IFF_TAP
+            };
+            let tun = Tun::new(type_flag | (flags & TUN_FEATURES), sys::param_unguarded());
+            let builder = NetDeviceBuilder::alloc(name, kind, queues, &tfile.net, tun)?;
             let dev = builder.register(rtnl)?;
             if let Err(e) = tun_attach(dev, tfile, rtnl) {
                 dev.unregister(rtnl);
                 return Err(e);
             }
+            dev.tun().debugfs.create(dev, rtnl);
             dev
         }
     };
@@ -697,10 +923,32 @@ fn tun_get_iff(dev: &NetDevice, ifr: &mut IfReq) {
     ifr.set_flags(tun_flags(dev.tun()));
 }
 
+/// `tun_set_queue()`: `TUNSETQUEUE` with `IFF_ATTACH_QUEUE` or
+/// `IFF_DETACH_QUEUE`.
+fn tun_set_queue(tfile: ArcBorrow<'_, TunFile>, flags: u32) -> Result {
+    let rtnl = Rtnl::lock();
+    let dev = if flags & IFF_ATTACH_QUEUE != 0 {
+        let dev = tfile.detached.get_rtnl(&rtnl).ok_or(EINVAL)?;
+        tun_attach(dev, tfile, &rtnl)?;
+        dev
+    } else if flags & IFF_DETACH_QUEUE != 0 {
+        let dev = tfile.tun.get_rtnl(&rtnl).ok_or(EINVAL)?;
+        if dev.tun().flags() & IFF_MULTI_QUEUE == 0 || tfile.detached.get_rtnl(&rtnl).is_some() {
+            return Err(EINVAL);
+        }
+        __tun_detach(&tfile, false, &rtnl);
+        dev
+    } else {
+        return Err(EINVAL);
+    };
+    dev.state_change(&rtnl);
+    Ok(())
+}
+
 /// `tun_chr_ioctl()` / `__tun_chr_ioctl()`.
 pub(crate) fn tun_chr_ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize) -> Result<isize> {
     let mut ifr = IfReq([0; IFREQ_LEN]);
-    if cmd == TUNSETIFF {
+    if cmd == TUNSETIFF || cmd == TUNSETQUEUE {
         UserSlice::new(arg, IFREQ_LEN)
             .reader()
             .read_slice(&mut ifr.0)?;
@@ -710,6 +958,10 @@ pub(crate) fn tun_chr_ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize)
         let features: u32 = IFF_TUN | IFF_TAP | IFF_NO_CARRIER | TUN_FEATURES;
         let out = UserSlice::new(arg, core::mem::size_of::<u32>());
         out.writer().write_slice(&features.to_ne_bytes())?;
+        return Ok(0);
+    }
+    if cmd == TUNSETQUEUE {
+        tun_set_queue(tfile, ifr.flags())?;
         return Ok(0);
     }
 
@@ -732,6 +984,14 @@ pub(crate) fn tun_chr_ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize)
     match cmd {
         TUNGETIFF => {
             tun_get_iff(dev, &mut ifr);
+            let mut flags = ifr.flags();
+            if tfile.detached.get_rtnl(&rtnl).is_some() {
+                flags |= IFF_DETACH_QUEUE;
+            }
+            // No socket filter can be attached: report IFF_NOFILTER, as tun
+            // does for a file without one.
+            flags |= bindings::IFF_NOFILTER;
+            ifr.set_flags(flags);
             UserSlice::new(arg, IFREQ_LEN)
                 .writer()
                 .write_slice(&ifr.0)?;
@@ -746,28 +1006,90 @@ pub(crate) fn tun_chr_ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize)
                 sys::module_put();
             }
         }
+        TUNSETOWNER => {
+            let owner = sys::make_kuid(arg as isize).ok_or(EINVAL)?;
+            tun.owner.store(owner, Ordering::Relaxed);
+        }
+        TUNSETGROUP => {
+            let group = sys::make_kgid(arg as isize).ok_or(EINVAL)?;
+            tun.group.store(group, Ordering::Relaxed);
+        }
         _ => return Err(EINVAL),
     }
     Ok(0)
 }
 
 // ---------------------------------------------------------------------------
+// debugfs: <debugfs>/rust_tun/<ifname>/{flows,stats}.
+
+/// `flows`: the flow count, then one line per flow with its RFS entry.
+pub(crate) fn tun_show_flows(dev: &NetDevice, t: &mut TextBuf) -> core::fmt::Result {
+    let flows = dev.tun().flows.snapshot().map_err(|_| core::fmt::Error)?;
+    writeln!(t, "flow_count {}", flows.len())?;
+    for f in flows.iter() {
+        write!(
+            t,
+            "rxhash={:08x} rps_rxhash={:08x} queue={} age_ms={}",
+            f.rxhash,
+            f.rps_rxhash,
+            f.queue_index,
+            f.age * 1000 / sys::HZ
+        )?;
+        match (f.rps_rxhash, sys::rps_sock_flow_entry(f.rps_rxhash)) {
+            (0, _) | (_, None) => writeln!(t, " rfs_ent=none")?,
+            (_, Some(ent)) => writeln!(t, " rfs_ent={:08x}", ent)?,
+        }
+    }
+    Ok(())
+}
+
+/// `stats`: the mode and the RPS/RFS counters.
+pub(crate) fn tun_show_stats(dev: &NetDevice, t: &mut TextBuf) -> core::fmt::Result {
+    let tun = dev.tun();
+    let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    writeln!(
+        t,
+        "mode {}",
+        if tun.unguarded {
+            "unguarded"
+        } else {
+            "guarded"
+        }
+    )?;
+    writeln!(t, "numqueues {}", tun.numqueues())?;
+    writeln!(t, "numdisabled {}", tun.numdisabled.load(Ordering::Relaxed))?;
+    writeln!(t, "flow_count {}", tun.flows.flow_count())?;
+    writeln!(t, "rps_hashes {}", get(&tun.stats.rps_hashes))?;
+    writeln!(t, "rfs_records {}", get(&tun.stats.rfs_records))
+}
+
+// ---------------------------------------------------------------------------
 // The module.
 
 struct RustTun {
-    // Dropped in this order: no new files, then every device of ours goes.
+    // Dropped in this order: no new files, every device of ours goes, no
+    // more device events, then the debugfs root.
     _misc: sys::MiscRegistration,
     _link: sys::LinkOpsRegistration,
+    _notifier: sys::NotifierRegistration,
+    _debugfs: Option<sys::Dentry>,
 }
 
 impl kernel::Module for RustTun {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let debugfs = sys::debugfs_root_create();
+        if let Some(root) = &debugfs {
+            root.module_file(c_str!("jump_sites"), &sys::JUMP_SITES_FOPS);
+        }
+        let notifier = sys::NotifierRegistration::register()?;
         let link = sys::LinkOpsRegistration::register()?;
         let misc = sys::MiscRegistration::register()?;
         pr_info!("Universal TUN/TAP device driver, hot path in Rust\n");
         Ok(Self {
             _misc: misc,
             _link: link,
+            _notifier: notifier,
+            _debugfs: debugfs,
         })
     }
 }

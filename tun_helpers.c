@@ -3,7 +3,14 @@
  * C shims for rust_tun: see tun_helpers.h. Each body is the one inline
  * function or macro it wraps, nothing more.
  */
+#include <linux/cred.h>
 #include <linux/etherdevice.h>
+#include <linux/jiffies.h>
+#include <linux/jump_label.h>
+#include <linux/module.h>
+#include <linux/timer.h>
+#include <net/hotdata.h>
+#include <net/rps.h>
 #include <linux/netdevice.h>
 #include <linux/nsproxy.h>
 #include <linux/poll.h>
@@ -95,6 +102,11 @@ int rtun_skb_linearize(struct sk_buff *skb)
 void rtun_skb_reset_mac_header(struct sk_buff *skb)
 {
 	skb_reset_mac_header(skb);
+}
+
+void rtun_skb_reset_network_header(struct sk_buff *skb)
+{
+	skb_reset_network_header(skb);
 }
 
 __be16 rtun_skb_protocol(const struct sk_buff *skb)
@@ -191,4 +203,124 @@ void rtun_put_net(struct net *net)
 bool rtun_ns_capable_net_admin(const struct net *net)
 {
 	return ns_capable(net->user_ns, CAP_NET_ADMIN);
+}
+
+/* Module parameter: the "unguarded" mode (see tun.rs). */
+static bool unguarded;
+module_param(unguarded, bool, 0644);
+MODULE_PARM_DESC(unguarded,
+		 "Devices created while this is set behave like tun before the rps_needed/rfs_needed patches: they compute the RPS flow hash on every transmit and record every RFS flow, whatever the static keys say (for side-by-side benchmarks; default: off)");
+
+bool rtun_param_unguarded(void)
+{
+	return READ_ONCE(unguarded);
+}
+
+unsigned long rtun_jiffies(void)
+{
+	return jiffies;
+}
+
+void rtun_timer_setup(struct timer_list *timer,
+		      void (*fn)(struct timer_list *))
+{
+	timer_setup(timer, fn, 0);
+}
+
+bool rtun_timer_pending(const struct timer_list *timer)
+{
+	return timer_pending(timer);
+}
+
+unsigned int rtun_jump_entries(const struct jump_entry **start)
+{
+#ifdef CONFIG_JUMP_LABEL
+	*start = THIS_MODULE->jump_entries;
+	return THIS_MODULE->num_jump_entries;
+#else
+	*start = NULL;
+	return 0;
+#endif
+}
+
+#ifdef CONFIG_JUMP_LABEL
+unsigned long rtun_jump_entry_code(const struct jump_entry *entry)
+{
+	return jump_entry_code(entry);
+}
+
+unsigned long rtun_jump_entry_target(const struct jump_entry *entry)
+{
+	return jump_entry_target(entry);
+}
+
+struct static_key *rtun_jump_entry_key(const struct jump_entry *entry)
+{
+	return jump_entry_key(entry);
+}
+#endif
+
+int rtun_static_key_count(struct static_key *key)
+{
+	return static_key_count(key);
+}
+
+struct rps_sock_flow_table *rtun_rps_sock_flow_table(void)
+{
+	return rcu_dereference(net_hotdata.rps_sock_flow_table);
+}
+
+u32 rtun_rps_cpu_mask(void)
+{
+	return net_hotdata.rps_cpu_mask;
+}
+
+unsigned int rtun_raw_smp_processor_id(void)
+{
+	return raw_smp_processor_id();
+}
+
+u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb)
+{
+	return __skb_get_hash_symmetric(skb);
+}
+
+void rtun_skb_record_rx_queue(struct sk_buff *skb, u16 rx_queue)
+{
+	skb_record_rx_queue(skb, rx_queue);
+}
+
+void *rtun_file_inode_private(const struct file *file)
+{
+	return file_inode(file)->i_private;
+}
+
+struct net_device *rtun_netdev_notifier_info_to_dev(void *ptr)
+{
+	return netdev_notifier_info_to_dev(ptr);
+}
+
+int rtun_notifier_from_errno(int err)
+{
+	return notifier_from_errno(err);
+}
+
+u32 rtun_make_kuid(long uid)
+{
+	return __kuid_val(make_kuid(current_user_ns(), uid));
+}
+
+u32 rtun_make_kgid(long gid)
+{
+	return __kgid_val(make_kgid(current_user_ns(), gid));
+}
+
+bool rtun_current_euid_is(u32 kuid)
+{
+	return uid_eq(current_euid(), KUIDT_INIT(kuid));
+}
+
+bool rtun_in_egroup(u32 kgid)
+{
+	return in_egroup_p(KGIDT_INIT(kgid));
 }

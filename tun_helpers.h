@@ -37,6 +37,7 @@ void rtun_consume_skb(struct sk_buff *skb);
 unsigned int rtun_skb_len(const struct sk_buff *skb);
 int rtun_skb_linearize(struct sk_buff *skb);
 void rtun_skb_reset_mac_header(struct sk_buff *skb);
+void rtun_skb_reset_network_header(struct sk_buff *skb);
 __be16 rtun_skb_protocol(const struct sk_buff *skb);
 void rtun_skb_set_protocol(struct sk_buff *skb, __be16 protocol);
 void rtun_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
@@ -61,5 +62,38 @@ void rtun_poll_wait(struct file *filp, struct wait_queue_head *wq,
 struct net *rtun_get_current_net(void);
 void rtun_put_net(struct net *net);
 bool rtun_ns_capable_net_admin(const struct net *net);
+
+struct timer_list;
+struct jump_entry;
+struct static_key;
+struct dentry;
+struct rps_sock_flow_table;
+
+bool rtun_param_unguarded(void);
+unsigned long rtun_jiffies(void);
+void rtun_timer_setup(struct timer_list *timer,
+		      void (*fn)(struct timer_list *));
+bool rtun_timer_pending(const struct timer_list *timer);
+
+unsigned int rtun_jump_entries(const struct jump_entry **start);
+unsigned long rtun_jump_entry_code(const struct jump_entry *entry);
+unsigned long rtun_jump_entry_target(const struct jump_entry *entry);
+struct static_key *rtun_jump_entry_key(const struct jump_entry *entry);
+int rtun_static_key_count(struct static_key *key);
+
+struct rps_sock_flow_table *rtun_rps_sock_flow_table(void);
+u32 rtun_rps_cpu_mask(void);
+unsigned int rtun_raw_smp_processor_id(void);
+u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb);
+void rtun_skb_record_rx_queue(struct sk_buff *skb, u16 rx_queue);
+
+void *rtun_file_inode_private(const struct file *file);
+struct net_device *rtun_netdev_notifier_info_to_dev(void *ptr);
+int rtun_notifier_from_errno(int err);
+
+u32 rtun_make_kuid(long uid);
+u32 rtun_make_kgid(long gid);
+bool rtun_current_euid_is(u32 kuid);
+bool rtun_in_egroup(u32 kgid);
 
 #endif /* RUST_TUN_HELPERS_H */

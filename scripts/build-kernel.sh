@@ -47,10 +47,10 @@ if [ ! -f "$root/configured" ]; then
 	rt_log "stage config"
 	frags=("$RT_TOP/scripts/kconfig/rust-tun.config")
 	[ "$flavor" = test ] || frags+=("$RT_TOP/scripts/kconfig/$flavor.config")
-	make -s "${RT_KMAKE[@]}" rustavailable
-	make -s "${RT_KMAKE[@]}" tinyconfig
-	scripts/kconfig/merge_config.sh -m .config "${frags[@]}" >/dev/null
-	make -s "${RT_KMAKE[@]}" olddefconfig
+	make -s "${RT_KMAKE[@]}" rustavailable >&2
+	make -s "${RT_KMAKE[@]}" tinyconfig >&2
+	scripts/kconfig/merge_config.sh -m .config "${frags[@]}" >&2
+	make -s "${RT_KMAKE[@]}" olddefconfig >&2
 	# Every line of the fragments must survive: Kconfig drops what it cannot honour.
 	bad=0
 	for f in "${frags[@]}"; do

@@ -34,7 +34,8 @@ finish() {
 }
 
 bash "$RT_TOP/scripts/install-toolchain.sh" >&2 || { failed=$((failed + 1)); finish; }
-kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" test) || { failed=$((failed + 1)); finish; }
+kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" test) && [ -d "$kdir" ] ||
+	{ rt_log "no kernel tree: '$kdir'"; failed=$((failed + 1)); finish; }
 
 mk() { make -C "$RT_TOP" KDIR="$kdir" "$@"; }
 clippy_clean() {

@@ -68,6 +68,8 @@ fn errname(e: i32) -> &'static str {
         libc::EMSGSIZE => "EMSGSIZE",
         libc::ETIMEDOUT => "ETIMEDOUT",
         libc::ENOENT => "ENOENT",
+        libc::E2BIG => "E2BIG",
+        libc::EACCES => "EACCES",
         _ => "?",
     }
 }
@@ -536,19 +538,6 @@ fn t_delete_under_reader(n: Node) -> TestResult {
     Ok(())
 }
 
-/// Multi-queue devices are not implemented yet: TUNGETFEATURES does not
-/// offer IFF_MULTI_QUEUE and TUNSETIFF refuses it rather than pretend.
-fn t_multi_queue_refused(n: Node) -> TestResult {
-    let f = Tun::open_node(n.path).map_err(|e| e.to_string())?;
-    let mut feat: u32 = 0;
-    ioctl_ptr(f.as_raw_fd(), TUNGETFEATURES, &mut feat).map_err(|e| format!("TUNGETFEATURES: {e}"))?;
-    check!(feat & u32::from(IFF_MULTI_QUEUE) == 0, "IFF_MULTI_QUEUE offered: {feat:#x}");
-    let mut ifr = IfReq::new("rt-mq0", IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE);
-    expect_errno!(ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr), libc::EINVAL, "TUNSETIFF with IFF_MULTI_QUEUE");
-    check!(!link_exists("rt-mq0"), "rt-mq0 created");
-    Ok(())
-}
-
 /// rmmod with an open fd is refused and harmless; after close it works.
 fn t_unload_with_open_fd(_: Node) -> TestResult {
     load("rust_tun")?;
@@ -567,6 +556,451 @@ fn t_unload_with_open_fd(_: Node) -> TestResult {
     check!(!module_loaded("rust_tun"), "module still loaded");
     check!(!link_exists("rt-unl0"), "device left after unload");
     load("rust_tun")
+}
+
+// ---------------------------------------------------------------------------
+// Multi-queue, flows, static keys.
+
+const DEBUGFS: &str = "/sys/kernel/debug/rust_tun";
+const RPS_SOCK_FLOW_ENTRIES: &str = "/proc/sys/net/core/rps_sock_flow_entries";
+const LO_RPS_CPUS: &str = "/sys/class/net/lo/queues/rx-0/rps_cpus";
+const UNGUARDED_PARAM: &str = "/sys/module/rust_tun/parameters/unguarded";
+
+fn write_file(path: &str, val: &str) -> TestResult {
+    std::fs::write(path, val).map_err(|e| format!("write {val} to {path}: {e}"))
+}
+
+/// Puts the RPS/RFS knobs back to off (both static keys disabled).
+fn keys_off() -> TestResult {
+    write_file(RPS_SOCK_FLOW_ENTRIES, "0")?;
+    write_file(LO_RPS_CPUS, "0")
+}
+
+/// `<debugfs>/rust_tun/DEV/stats` as (key, value) pairs.
+fn dbg_stat(dev: &str, key: &str) -> Result<String, String> {
+    let path = format!("{DEBUGFS}/{dev}/stats");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(key).and_then(|v| v.strip_prefix(' ')).map(str::to_string))
+        .ok_or_else(|| format!("{key} not in {path}: {text}"))
+}
+
+fn dbg_count(dev: &str, key: &str) -> Result<u64, String> {
+    dbg_stat(dev, key)?.parse().map_err(|e| format!("{key}: {e}"))
+}
+
+/// One line of `<debugfs>/rust_tun/DEV/flows`.
+#[derive(Debug)]
+struct FlowLine {
+    rps_rxhash: u32,
+    queue: u16,
+    rfs_ent: Option<u32>,
+}
+
+fn dbg_flows(dev: &str) -> Result<(usize, Vec<FlowLine>), String> {
+    let path = format!("{DEBUGFS}/{dev}/flows");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    let mut lines = text.lines();
+    let count = lines
+        .next()
+        .and_then(|l| l.strip_prefix("flow_count "))
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("bad {path}"))?;
+    let mut flows = Vec::new();
+    for l in lines {
+        let field = |k: &str| {
+            l.split(' ')
+                .find_map(|f| f.strip_prefix(k))
+                .ok_or_else(|| format!("no {k} in {l}"))
+        };
+        let hex = |v: &str| u32::from_str_radix(v, 16).map_err(|e| format!("{l}: {e}"));
+        let rfs = field("rfs_ent=")?;
+        flows.push(FlowLine {
+            rps_rxhash: hex(field("rps_rxhash=")?)?,
+            queue: field("queue=")?.parse().map_err(|e| format!("{l}: {e}"))?,
+            rfs_ent: if rfs == "none" { None } else { Some(hex(rfs)?) },
+        });
+    }
+    Ok((count, flows))
+}
+
+/// `<debugfs>/rust_tun/jump_sites` as (key, insn) pairs.
+fn jump_sites() -> Result<Vec<(String, String)>, String> {
+    let path = format!("{DEBUGFS}/jump_sites");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    Ok(text
+        .lines()
+        .map(|l| {
+            let get = |k: &str| l.split(' ').find_map(|f| f.strip_prefix(k)).unwrap_or("").to_string();
+            (get("key="), get("insn="))
+        })
+        .collect())
+}
+
+/// Checks that every site of `key` holds `insn`, and that there is one.
+fn sites_are(key: &str, insn: &str) -> TestResult {
+    let sites = jump_sites()?;
+    let mine: Vec<_> = sites.iter().filter(|(k, _)| k == key).collect();
+    check!(!mine.is_empty(), "no jump site for {key}: {sites:?}");
+    check!(mine.iter().all(|(_, i)| i == insn), "{key} sites are not all {insn}: {sites:?}");
+    Ok(())
+}
+
+/// Opens `n` queues of a multi-queue device.
+fn mq_open(node: &str, name: &str, flags: u16, n: usize) -> Result<Vec<Tun>, String> {
+    (0..n)
+        .map(|i| Tun::create(node, name, flags | IFF_MULTI_QUEUE).map_err(|e| format!("queue {i}: TUNSETIFF: {e}")))
+        .collect()
+}
+
+fn tx_queues(name: &str) -> usize {
+    std::fs::read_dir(format!("/sys/class/net/{name}/queues"))
+        .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("tx-")).count())
+        .unwrap_or(0)
+}
+
+fn setqueue(t: &Tun, flags: u16) -> Result<i32, i32> {
+    let mut ifr = IfReq::new("", flags);
+    ioctl_ptr(t.fd(), TUNSETQUEUE, &mut ifr)
+}
+
+/// Pins the calling thread to `cpu`.
+fn pin_to_cpu(cpu: usize) -> TestResult {
+    // SAFETY: A zeroed cpu_set_t is an empty set; CPU_SET fills it in.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` is below CPU_SETSIZE.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: Valid set for the calling thread.
+    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    check!(r == 0, "sched_setaffinity: errno {}", errno());
+    Ok(())
+}
+
+/// A UDP/IPv4 packet from `src`:`sport` to `dst`:`dport`.
+fn udp_pkt(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16) -> Vec<u8> {
+    pkt::ipv4(src, dst, pkt::IPPROTO_UDP, &pkt::udp(sport, dport, b"flow"))
+}
+
+/// Reads everything queued on a non-blocking queue: the UDP destination ports.
+fn drain_ports(t: &Tun) -> Vec<u16> {
+    let mut buf = [0u8; 2048];
+    let mut ports = Vec::new();
+    while let Ok(n) = t.read(&mut buf) {
+        if let Some((_, d)) = pkt::udp_ports(&buf[..n]) {
+            ports.push(d);
+        }
+    }
+    ports
+}
+
+fn t_mq_attach_detach(n: Node) -> TestResult {
+    let q = mq_open(n.path, "rt-mq0", IFF_TAP | IFF_NO_PI, 4)?;
+    check!(tx_queues("rt-mq0") == 4, "{} tx queues with 4 files", tx_queues("rt-mq0"));
+    let sq = Tun::open_node(n.path).map_err(|e| e.to_string())?;
+    let mut ifr = IfReq::new("rt-mq0", IFF_TAP | IFF_NO_PI);
+    expect_errno!(ioctl_ptr(sq.as_raw_fd(), TUNSETIFF, &mut ifr), libc::EINVAL, "single-queue attach to a multi-queue device");
+
+    setqueue(&q[1], IFF_DETACH_QUEUE).map_err(|e| format!("TUNSETQUEUE detach: {e}"))?;
+    check!(tx_queues("rt-mq0") == 3, "{} tx queues after a detach", tx_queues("rt-mq0"));
+    check!(q[1].getiff().is_ok_and(|(_, f)| f & IFF_DETACH_QUEUE != 0), "IFF_DETACH_QUEUE not reported");
+    check!(q[0].getiff().is_ok_and(|(_, f)| f & IFF_DETACH_QUEUE == 0), "IFF_DETACH_QUEUE on an attached queue");
+    expect_errno!(setqueue(&q[1], IFF_DETACH_QUEUE), libc::EINVAL, "detaching a detached queue");
+    setqueue(&q[1], IFF_ATTACH_QUEUE).map_err(|e| format!("TUNSETQUEUE attach: {e}"))?;
+    check!(tx_queues("rt-mq0") == 4, "{} tx queues after re-attach", tx_queues("rt-mq0"));
+    expect_errno!(setqueue(&q[0], IFF_ATTACH_QUEUE), libc::EINVAL, "attaching an attached queue");
+    expect_errno!(setqueue(&q[0], 0), libc::EINVAL, "TUNSETQUEUE without a flag");
+
+    // Closing a detached queue, then the rest, removes the device.
+    setqueue(&q[3], IFF_DETACH_QUEUE).map_err(|e| format!("TUNSETQUEUE detach: {e}"))?;
+    drop(q);
+    check!(!link_exists("rt-mq0"), "device left after closing every queue");
+
+    let single = Tun::create(n.path, "rt-sq0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    expect_errno!(setqueue(&single, IFF_DETACH_QUEUE), libc::EINVAL, "detaching a single-queue device");
+    Ok(())
+}
+
+fn t_mq_queue_limit(n: Node) -> TestResult {
+    let q = mq_open(n.path, "rt-mq1", IFF_TUN | IFF_NO_PI, 256)?;
+    check!(tx_queues("rt-mq1") == 256, "{} tx queues", tx_queues("rt-mq1"));
+    expect_errno!(
+        Tun::create(n.path, "rt-mq1", IFF_TUN | IFF_NO_PI | IFF_MULTI_QUEUE),
+        libc::E2BIG,
+        "the 257th queue"
+    );
+    drop(q);
+    check!(!link_exists("rt-mq1"), "device left");
+    Ok(())
+}
+
+/// Flows written on queue k map to k; the reverse traffic of a flow is read
+/// on k; detach drops the queue's flows; idle flows age out after 3 s.
+fn t_mq_flows(n: Node) -> TestResult {
+    keys_off()?;
+    let q = mq_open(n.path, "rt-mqf", IFF_TUN | IFF_NO_PI, 2)?;
+    for t in &q {
+        // SAFETY: Setting O_NONBLOCK on our fd.
+        unsafe { libc::fcntl(t.fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+    }
+    ptp_up("rt-mqf", "10.31.0.1", "10.31.0.2")?;
+    let sock = std::net::UdpSocket::bind("10.31.0.1:7000").map_err(|e| e.to_string())?;
+    let port = |k: usize, f: usize| (1000 + 100 * k + f) as u16;
+    for k in 0..2 {
+        for f in 0..5 {
+            q[k].write(&udp_pkt([10, 31, 0, 2], port(k, f), [10, 31, 0, 1], 7000)).map_err(|e| format!("write: {e}"))?;
+        }
+    }
+    let (count, flows) = dbg_flows("rt-mqf")?;
+    check!(count == 10, "flow_count {count}, expected 10");
+    for k in 0..2u16 {
+        let on_k = flows.iter().filter(|f| f.queue == k).count();
+        check!(on_k == 5, "{on_k} flows on queue {k}: {flows:?}");
+    }
+    for t in &q {
+        drain_ports(t);
+    }
+    // The stack's replies follow their flow's queue.
+    for k in 0..2 {
+        for f in 0..5 {
+            sock.send_to(b"back", format!("10.31.0.2:{}", port(k, f))).map_err(|e| e.to_string())?;
+        }
+    }
+    thread::sleep(Duration::from_millis(100));
+    for k in 0..2 {
+        let mut got = drain_ports(&q[k]);
+        got.sort();
+        let want: Vec<u16> = (0..5).map(|f| port(k, f)).collect();
+        check!(got == want, "queue {k} read ports {got:?}, expected {want:?}");
+    }
+    let (_, flows) = dbg_flows("rt-mqf")?;
+    check!(flows.iter().all(|f| f.rps_rxhash != 0), "transmit did not save rps_rxhash: {flows:?}");
+
+    // Detaching queue 1 drops its flows; re-attaching brings no flows back.
+    setqueue(&q[1], IFF_DETACH_QUEUE).map_err(|e| format!("detach: {e}"))?;
+    let (count, flows) = dbg_flows("rt-mqf")?;
+    check!(count == 5 && flows.iter().all(|f| f.queue == 0), "after detach: {count} {flows:?}");
+    setqueue(&q[1], IFF_ATTACH_QUEUE).map_err(|e| format!("attach: {e}"))?;
+    q[1].write(&udp_pkt([10, 31, 0, 2], 4242, [10, 31, 0, 1], 7000)).map_err(|e| format!("write: {e}"))?;
+    let (count, _) = dbg_flows("rt-mqf")?;
+    check!(count == 6, "flow_count {count} after re-attach and a new flow");
+
+    // Ageing: 3 s after the last write (the timer rounds up to a second).
+    let idle = Instant::now();
+    loop {
+        let (count, _) = dbg_flows("rt-mqf")?;
+        if count == 0 {
+            break;
+        }
+        check!(idle.elapsed() < Duration::from_secs(7), "{count} flows left after {:?}", idle.elapsed());
+        thread::sleep(Duration::from_millis(200));
+    }
+    check!(idle.elapsed() >= Duration::from_millis(2500), "flows aged out after only {:?}", idle.elapsed());
+    Ok(())
+}
+
+fn t_flow_limit(n: Node) -> TestResult {
+    keys_off()?;
+    let q = mq_open(n.path, "rt-flim", IFF_TUN | IFF_NO_PI, 2)?;
+    ptp_up("rt-flim", "10.32.0.1", "10.32.0.2")?;
+    let _sink = std::net::UdpSocket::bind("10.32.0.1:7000").map_err(|e| e.to_string())?;
+    let t0 = Instant::now();
+    for i in 0..4097u32 {
+        let src = [10, 32, (i >> 8) as u8 + 1, i as u8];
+        q[0].write(&udp_pkt(src, 5000, [10, 32, 0, 1], 7000)).map_err(|e| format!("write {i}: {e}"))?;
+    }
+    let (count, flows) = dbg_flows("rt-flim")?;
+    check!(t0.elapsed() < Duration::from_millis(2900), "writes took {:?}: flows may have aged", t0.elapsed());
+    check!(count == 4096, "flow_count {count}, expected MAX_TAP_FLOWS 4096");
+    check!(flows.len() == 4096, "{} flow lines", flows.len());
+    check!(dbg_count("rt-flim", "flow_count")? == 4096, "stats flow_count disagrees");
+    Ok(())
+}
+
+fn t_txqlen(n: Node) -> TestResult {
+    let t = Tun::create_nonblock(n.path, "rt-ql0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ptp_up(&t.name, "10.33.0.1", "10.33.0.2")?;
+    sh("ip link set rt-ql0 qlen 10")?;
+    udp_send("10.33.0.2", 25)?;
+    let queued = drain_ports(&t).len();
+    check!(queued == 10, "{queued} queued with txqueuelen 10");
+    check!(stat("rt-ql0", "tx_dropped") == 15, "tx_dropped {}", stat("rt-ql0", "tx_dropped"));
+    Ok(())
+}
+
+/// TUNSETOWNER/TUNSETGROUP and tun's permission rules, with unprivileged
+/// callers (another uid, no capabilities).
+fn t_owner_group(n: Node) -> TestResult {
+    let as_user = |uid: u32, gid: u32, name: &str| -> i32 {
+        use std::os::unix::process::CommandExt;
+        Command::new("/bin/rtun")
+            .args(["attach", n.path, name])
+            .uid(uid)
+            .gid(gid)
+            .status()
+            .map(|s| s.code().unwrap_or(-1))
+            .unwrap_or(-1)
+    };
+    // As distributions' udev rules do for /dev/net/tun (rust_tun's node is
+    // created 0666 already).
+    sh(&format!("chmod 0666 {}", n.path))?;
+    let t = Tun::create(n.path, "rt-own0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ioctl_val(t.fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+    ioctl_val(t.fd(), TUNSETOWNER, 1000).map_err(|e| format!("TUNSETOWNER: {e}"))?;
+    expect_errno!(ioctl_val(t.fd(), TUNSETOWNER, u32::MAX as libc::c_ulong), libc::EINVAL, "TUNSETOWNER -1");
+    drop(t);
+    let code = as_user(1000, 1000, "rt-own0");
+    check!(code == 0, "the owner could not attach: {code} ({})", errname(code));
+    check!(as_user(1001, 1001, "rt-own0") == libc::EPERM, "another user attached");
+    check!(as_user(1001, 1001, "rt-own-new") == libc::EPERM, "an unprivileged user created a device");
+    check!(!link_exists("rt-own-new"), "device created");
+    let t = Tun::create(n.path, "rt-own0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("re-attach: {e}"))?;
+    ioctl_val(t.fd(), TUNSETGROUP, 2000).map_err(|e| format!("TUNSETGROUP: {e}"))?;
+    drop(t);
+    // With both set, both must match.
+    let code = as_user(1000, 2000, "rt-own0");
+    check!(code == 0, "owner in the group could not attach: {code} ({})", errname(code));
+    check!(as_user(1001, 2000, "rt-own0") == libc::EPERM, "a group member that is not the owner attached");
+    check!(as_user(1000, 1000, "rt-own0") == libc::EPERM, "the owner outside the group attached");
+    let t = Tun::create(n.path, "rt-own0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("re-attach: {e}"))?;
+    ioctl_val(t.fd(), TUNSETPERSIST, 0).map_err(|e| format!("TUNSETPERSIST 0: {e}"))?;
+    Ok(())
+}
+
+/// The guard sites in the loaded module are NOPs while the keys are off and
+/// JMPs to their targets while on, following both sysctls without reload.
+fn t_jump_sites(_: Node) -> TestResult {
+    keys_off()?;
+    sites_are("rps_needed", "nop")?;
+    sites_are("rfs_needed", "nop")?;
+    let sites = jump_sites()?;
+    check!(sites.iter().all(|(k, _)| k == "rps_needed" || k == "rfs_needed"), "unknown sites: {sites:?}");
+    write_file(RPS_SOCK_FLOW_ENTRIES, "32768")?;
+    sites_are("rps_needed", "jmp")?;
+    sites_are("rfs_needed", "jmp")?;
+    write_file(RPS_SOCK_FLOW_ENTRIES, "0")?;
+    sites_are("rps_needed", "nop")?;
+    sites_are("rfs_needed", "nop")?;
+    write_file(LO_RPS_CPUS, "1")?;
+    sites_are("rps_needed", "jmp")?;
+    sites_are("rfs_needed", "nop")?;
+    keys_off()?;
+    sites_are("rps_needed", "nop")?;
+    sites_are("rfs_needed", "nop")
+}
+
+/// A single-queue device's transmit path and a multi-queue device's write
+/// path, with a flow whose rps_rxhash is set. Returns (rps_hashes of the
+/// single-queue device, rfs_records of the multi-queue device) after one
+/// round of traffic, the flow written from CPU 1.
+struct GuardRig {
+    sq: Tun,
+    mq: Vec<Tun>,
+    sock: std::net::UdpSocket,
+}
+
+impl GuardRig {
+    fn new(node: &str) -> Result<Self, String> {
+        let sq = Tun::create_nonblock(node, "rt-gsq", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+        ptp_up("rt-gsq", "10.35.0.1", "10.35.0.2")?;
+        let mq = mq_open(node, "rt-gmq", IFF_TUN | IFF_NO_PI, 2)?;
+        for t in &mq {
+            // SAFETY: Setting O_NONBLOCK on our fd.
+            unsafe { libc::fcntl(t.fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+        }
+        ptp_up("rt-gmq", "10.34.0.1", "10.34.0.2")?;
+        let sock = std::net::UdpSocket::bind("10.34.0.1:7000").map_err(|e| e.to_string())?;
+        let rig = GuardRig { sq, mq, sock };
+        // Create the flow, then let the reply direction set its rps_rxhash.
+        rig.write_flow(1)?;
+        rig.sock.send_to(b"back", "10.34.0.2:5000").map_err(|e| e.to_string())?;
+        thread::sleep(Duration::from_millis(50));
+        check!(drain_ports(&rig.mq[1]) == [5000], "the reply did not come back on queue 1");
+        let (_, flows) = dbg_flows("rt-gmq")?;
+        check!(flows.len() == 1 && flows[0].rps_rxhash != 0 && flows[0].queue == 1, "flow: {flows:?}");
+        Ok(rig)
+    }
+
+    /// Writes `count` packets of the flow on queue 1 from a thread on CPU 1.
+    fn write_flow(&self, count: usize) -> TestResult {
+        let fd = self.mq[1].fd();
+        thread::scope(|s| {
+            s.spawn(|| {
+                pin_to_cpu(1)?;
+                for _ in 0..count {
+                    fd_write(fd, &udp_pkt([10, 34, 0, 2], 5000, [10, 34, 0, 1], 7000)).map_err(|e| format!("write: {e}"))?;
+                }
+                Ok(())
+            })
+            .join()
+            .map_err(|_| "writer panicked".to_string())?
+        })
+    }
+
+    /// One round: 10 packets out of the single-queue device, 10 written
+    /// into the flow. Returns (rps_hashes, rfs_records).
+    fn round(&self) -> Result<(u64, u64), String> {
+        udp_send("10.35.0.2", 10)?;
+        drain_ports(&self.sq);
+        self.write_flow(10)?;
+        let mut buf = [0u8; 2048];
+        while self.sock.set_nonblocking(true).is_ok() && self.sock.recv(&mut buf).is_ok() {}
+        Ok((dbg_count("rt-gsq", "rps_hashes")?, dbg_count("rt-gmq", "rfs_records")?))
+    }
+}
+
+fn t_guards_rfs(n: Node) -> TestResult {
+    keys_off()?;
+    let rig = GuardRig::new(n.path)?;
+    let (h, r) = rig.round()?;
+    check!((h, r) == (0, 0), "keys off: rps_hashes {h}, rfs_records {r}");
+
+    write_file(RPS_SOCK_FLOW_ENTRIES, "32768")?;
+    let (h1, r1) = rig.round()?;
+    check!(h1 >= 10, "rps_sock_flow_entries on: rps_hashes {h1}");
+    check!(r1 == 10, "rps_sock_flow_entries on: rfs_records {r1}, expected 10");
+    let (_, flows) = dbg_flows("rt-gmq")?;
+    let f = &flows[0];
+    // rps_cpu_mask is 1 with 2 CPUs: the entry is the hash with the
+    // writer's CPU (1) in its low bit.
+    check!(f.rfs_ent == Some((f.rps_rxhash & !1) | 1), "RFS entry {:x?} for hash {:08x} written on CPU 1", f.rfs_ent, f.rps_rxhash);
+
+    write_file(RPS_SOCK_FLOW_ENTRIES, "0")?;
+    let (h2, r2) = rig.round()?;
+    check!((h2, r2) == (h1, r1), "keys off again: counters moved from ({h1}, {r1}) to ({h2}, {r2})");
+    Ok(())
+}
+
+fn t_guards_rps_cpus(n: Node) -> TestResult {
+    keys_off()?;
+    let rig = GuardRig::new(n.path)?;
+    write_file(LO_RPS_CPUS, "1")?;
+    let (h1, r1) = rig.round()?;
+    check!(h1 >= 10 && r1 == 0, "rps_cpus only: rps_hashes {h1}, rfs_records {r1}");
+    write_file(LO_RPS_CPUS, "0")?;
+    let (h2, r2) = rig.round()?;
+    check!((h2, r2) == (h1, r1), "rps_cpus off again: counters moved to ({h2}, {r2})");
+    Ok(())
+}
+
+fn t_unguarded(n: Node) -> TestResult {
+    keys_off()?;
+    write_file(UNGUARDED_PARAM, "1")?;
+    let rig = GuardRig::new(n.path);
+    write_file(UNGUARDED_PARAM, "0")?;
+    let rig = rig?;
+    check!(dbg_stat("rt-gsq", "mode")? == "unguarded", "mode {}", dbg_stat("rt-gsq", "mode")?);
+    let (h, r) = rig.round()?;
+    check!(h >= 10 && r == 10, "unguarded, keys off: rps_hashes {h}, rfs_records {r}");
+    let g = Tun::create(n.path, "rt-gd0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    check!(dbg_stat(&g.name, "mode")? == "guarded", "a device created after the reset is not guarded");
+    Ok(())
+}
+
+fn t_modinfo(_: Node) -> TestResult {
+    let out = sh("modinfo rust_tun")?;
+    check!(out.contains("parm:") && out.contains("unguarded:") && out.contains("rps_needed"), "modinfo: {out}");
+    check!(out.contains("description:") && out.contains("license:"), "modinfo: {out}");
+    Ok(())
 }
 
 type TestFn = fn(Node) -> TestResult;
@@ -591,13 +1025,25 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("ethtool", t_ethtool, &[RUST, C]),
     ("persist", t_persist, &[RUST, C]),
     ("delete_under_reader", t_delete_under_reader, &[RUST, C]),
-    ("multi_queue_refused", t_multi_queue_refused, &[RUST]),
+    ("mq_attach_detach", t_mq_attach_detach, &[RUST, C]),
+    ("mq_queue_limit", t_mq_queue_limit, &[RUST, C]),
+    ("mq_flows_follow_queues", t_mq_flows, &[RUST]),
+    ("flow_limit", t_flow_limit, &[RUST]),
+    ("tx_queue_len_resizes_ring", t_txqlen, &[RUST, C]),
+    ("owner_group_permissions", t_owner_group, &[RUST, C]),
+    ("jump_sites_follow_keys", t_jump_sites, &[RUST]),
+    ("guards_rfs_sysctl", t_guards_rfs, &[RUST]),
+    ("guards_rps_cpus", t_guards_rps_cpus, &[RUST]),
+    ("unguarded_mode", t_unguarded, &[RUST]),
+    ("modinfo_params", t_modinfo, &[RUST]),
     ("unload_with_open_fd", t_unload_with_open_fd, &[RUST]),
 ];
 
 /// Deletes devices a failed test left behind (persistent ones survive the
 /// test's files), so one failure does not cascade into the next test.
 fn teardown() {
+    let _ = keys_off();
+    let _ = std::fs::write(UNGUARDED_PARAM, "0");
     if let Ok(dir) = std::fs::read_dir("/sys/class/net") {
         for e in dir.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -638,6 +1084,15 @@ fn run_tests(filter: Option<&str>) -> i32 {
     i32::from(failed != 0)
 }
 
+/// Attaches to (or creates) TAP device `name` on `node` and exits with 0 or
+/// the errno: the unprivileged side of the permission tests.
+fn attach(node: &str, name: &str) -> i32 {
+    match Tun::create(node, name, IFF_TAP | IFF_NO_PI) {
+        Ok(_) => 0,
+        Err(e) => e,
+    }
+}
+
 /// Creates a TAP device on `node`, brings it up and drains it until killed.
 fn tap_drain(node: &str, name: &str) -> i32 {
     let t = match Tun::create(node, name, IFF_TAP | IFF_NO_PI) {
@@ -668,8 +1123,9 @@ fn main() {
     let code = match args.get(1).map(String::as_str) {
         Some("test") => run_tests(args.get(2).map(String::as_str)),
         Some("tap-drain") if args.len() == 4 => tap_drain(&args[2], &args[3]),
+        Some("attach") if args.len() == 4 => attach(&args[2], &args[3]),
         _ => {
-            eprintln!("usage: rtun test [FILTER] | rtun tap-drain NODE NAME");
+            eprintln!("usage: rtun test [FILTER] | rtun tap-drain NODE NAME | rtun attach NODE NAME");
             2
         }
     };

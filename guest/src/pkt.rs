@@ -108,6 +108,29 @@ pub fn echo_reply_for(p: &[u8]) -> Option<Vec<u8>> {
     Some(ipv4(ip.dst, ip.src, IPPROTO_ICMP, &icmp_echo(0, id, seq, data)))
 }
 
+/// A UDP datagram (checksum 0: none, allowed over IPv4).
+pub fn udp(sport: u16, dport: u16, data: &[u8]) -> Vec<u8> {
+    let mut d = Vec::with_capacity(8 + data.len());
+    d.extend_from_slice(&sport.to_be_bytes());
+    d.extend_from_slice(&dport.to_be_bytes());
+    d.extend_from_slice(&((8 + data.len()) as u16).to_be_bytes());
+    d.extend_from_slice(&[0, 0]);
+    d.extend_from_slice(data);
+    d
+}
+
+/// The (source port, destination port) of a UDP datagram in an IPv4 packet.
+pub fn udp_ports(p: &[u8]) -> Option<(u16, u16)> {
+    let ip = parse_ipv4(p)?;
+    if ip.proto != IPPROTO_UDP || ip.payload.len() < 8 {
+        return None;
+    }
+    Some((
+        u16::from_be_bytes([ip.payload[0], ip.payload[1]]),
+        u16::from_be_bytes([ip.payload[2], ip.payload[3]]),
+    ))
+}
+
 /// An Ethernet frame.
 pub fn eth(dst: [u8; 6], src: [u8; 6], ethertype: u16, payload: &[u8]) -> Vec<u8> {
     let mut f = Vec::with_capacity(14 + payload.len());
@@ -170,12 +193,13 @@ mod tests {
 
     #[test]
     fn ipv4_round_trip_and_checksum() {
-        let p = ipv4([10, 0, 0, 2], [10, 0, 0, 1], IPPROTO_UDP, &[0, 1, 0, 9, 0, 10, 0, 0, b'h', b'i']);
+        let p = ipv4([10, 0, 0, 2], [10, 0, 0, 1], IPPROTO_UDP, &udp(1, 9, b"hi"));
         assert_eq!(p.len(), 20 + 8 + 2);
         let ip = parse_ipv4(&p).expect("valid");
         assert_eq!(ip.src, [10, 0, 0, 2]);
         assert_eq!(ip.dst, [10, 0, 0, 1]);
         assert_eq!(ip.proto, IPPROTO_UDP);
+        assert_eq!(udp_ports(&p), Some((1, 9)));
         let mut bad = p.clone();
         bad[8] ^= 1; // TTL changed without fixing the checksum.
         assert!(parse_ipv4(&bad).is_none());

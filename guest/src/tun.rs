@@ -16,6 +16,8 @@ pub const IFF_ONE_QUEUE: u16 = 0x2000;
 pub const IFF_TUN_EXCL: u16 = 0x8000;
 pub const IFF_MULTI_QUEUE: u16 = 0x0100;
 pub const IFF_PERSIST: u16 = 0x0800;
+pub const IFF_ATTACH_QUEUE: u16 = 0x0200;
+pub const IFF_DETACH_QUEUE: u16 = 0x0400;
 pub const TUN_PKT_STRIP: u16 = 0x0001;
 
 const fn ioc(dir: u64, nr: u64, size: u64) -> u64 {
@@ -25,6 +27,9 @@ const IOC_W: u64 = 1;
 const IOC_R: u64 = 2;
 pub const TUNSETIFF: u64 = ioc(IOC_W, 202, 4);
 pub const TUNSETPERSIST: u64 = ioc(IOC_W, 203, 4);
+pub const TUNSETOWNER: u64 = ioc(IOC_W, 204, 4);
+pub const TUNSETGROUP: u64 = ioc(IOC_W, 206, 4);
+pub const TUNSETQUEUE: u64 = ioc(IOC_W, 217, 4);
 pub const TUNGETFEATURES: u64 = ioc(IOC_R, 207, 4);
 pub const TUNGETIFF: u64 = ioc(IOC_R, 210, 4);
 

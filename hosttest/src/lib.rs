@@ -32,7 +32,8 @@ mod tests {
                 assert!(q < n, "queue {q} of {n}");
                 seen[q as usize] += 1;
             }
-            assert!(seen.iter().all(|&c| c == 1000), "{n} queues: {seen:?}");
+            // Evenly spread hashes land evenly, give or take one.
+            assert!(seen.iter().all(|&c| c.abs_diff(1000) <= 1), "{n} queues: {seen:?}");
         }
         assert_eq!(reciprocal_scale(u32::MAX, 256), 255);
         assert_eq!(reciprocal_scale(0, 256), 0);

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! tun's flow table (`tun->flows` in tun.c): which queue a flow (a
+//! symmetric flow hash) was last written on, and the hash to record for RFS.
+//!
+//! 1024 buckets (`tun_hashfn`), at most 4096 flows (`MAX_TAP_FLOWS`),
+//! lookups on the RCU read side, creation and deletion under a BH spinlock,
+//! ageing after `ageing_time` (`TUN_FLOW_EXPIRE`, 3 s) by a timer that
+//! re-arms only while entries remain.
+//!
+//! Deliberate difference from tun.c: the 4096 entries are preallocated per
+//! device (a pool indexed by `u16`, bucket chains linked by index) instead
+//! of `kmalloc(GFP_ATOMIC)` per flow and `kfree_rcu` per deletion. The data
+//! path never allocates, a full table is the only reason a flow is not
+//! created, and a deleted entry is reused only after an RCU grace period
+//! (`get_state_synchronize_rcu` cookies), so a reader walking a chain never
+//! sees an entry change identity under it.
+
+use crate::flow_logic::{
+    flow_ageing, time_before, tun_hashfn, Ageing, MAX_TAP_FLOWS, TUN_NUM_FLOW_ENTRIES,
+};
+use crate::sys::{self, new_spinlock_bh, rcu_cookie, RcuReadGuard, SpinLockBh, Timer};
+use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
+use kernel::prelude::*;
+
+/// The end of a bucket chain.
+const NIL: u16 = u16::MAX;
+
+/// `TUN_FLOW_EXPIRE`: 3 seconds, in jiffies.
+pub(crate) const TUN_FLOW_EXPIRE: u64 = 3 * sys::HZ;
+
+// Entry indices must fit in a `u16` with `NIL` left over.
+const _: () = assert!(MAX_TAP_FLOWS < NIL as usize);
+
+/// `struct tun_flow_entry`.
+pub(crate) struct FlowEntry {
+    /// Next entry in the bucket (`hash_link`); written under the lock,
+    /// read under RCU.
+    next: AtomicU16,
+    /// The flow's symmetric hash.
+    pub(crate) rxhash: AtomicU32,
+    /// The hash to record in the RFS table (set by transmit).
+    pub(crate) rps_rxhash: AtomicU32,
+    /// The queue the flow was last written on.
+    pub(crate) queue_index: AtomicU16,
+    /// When the flow was last written (jiffies).
+    pub(crate) updated: AtomicU64,
+}
+
+impl FlowEntry {
+    fn new() -> Self {
+        Self {
+            next: AtomicU16::new(NIL),
+            rxhash: AtomicU32::new(0),
+            rps_rxhash: AtomicU32::new(0),
+            queue_index: AtomicU16::new(0),
+            updated: AtomicU64::new(0),
+        }
+    }
+}
+
+/// Free entries in the order they were freed, each with the RCU cookie of
+/// its deletion; and the number of entries in use (`tun->flow_count`).
+struct FlowAlloc {
+    free: KVVec<(u16, usize)>,
+    head: usize,
+    len: usize,
+    flow_count: usize,
+}
+
+impl FlowAlloc {
+    /// An entry whose deletion is a grace period old, if any. Cookies are
+    /// in order, so only the oldest needs checking.
+    fn pop(&mut self) -> Option<u16> {
+        if self.len == 0 {
+            return None;
+        }
+        let (idx, cookie) = self.free[self.head];
+        if !rcu_cookie::done(cookie) {
+            return None;
+        }
+        self.head = (self.head + 1) % MAX_TAP_FLOWS;
+        self.len -= 1;
+        Some(idx)
+    }
+
+    fn push(&mut self, idx: u16) {
+        // Entries in use plus free ones are `MAX_TAP_FLOWS`: never full.
+        let tail = (self.head + self.len) % MAX_TAP_FLOWS;
+        self.free[tail] = (idx, rcu_cookie::get());
+        self.len += 1;
+    }
+}
+
+/// A copy of one entry, for debugfs.
+pub(crate) struct FlowInfo {
+    pub(crate) rxhash: u32,
+    pub(crate) rps_rxhash: u32,
+    pub(crate) queue_index: u16,
+    pub(crate) age: u64,
+}
+
+/// The flow table of one device.
+#[pin_data]
+pub(crate) struct FlowTable {
+    heads: [AtomicU16; TUN_NUM_FLOW_ENTRIES],
+    pool: KVVec<FlowEntry>,
+    #[pin]
+    alloc: SpinLockBh<FlowAlloc>,
+    /// `flow_gc_timer`; set up once the table is in place.
+    pub(crate) gc_timer: Timer,
+    /// `ageing_time`, in jiffies.
+    ageing_time: AtomicU64,
+}
+
+impl FlowTable {
+    /// `tun_flow_init()`: an empty table with all entries preallocated.
+    pub(crate) fn new() -> impl PinInit<Self, Error> {
+        let mut pool = KVVec::with_capacity(MAX_TAP_FLOWS, GFP_KERNEL);
+        let mut free = KVVec::with_capacity(MAX_TAP_FLOWS, GFP_KERNEL);
+        let filled = match (&mut pool, &mut free) {
+            (Ok(pool), Ok(free)) => (0..MAX_TAP_FLOWS).try_for_each(|i| {
+                pool.push(FlowEntry::new(), GFP_KERNEL)?;
+                free.push((i as u16, rcu_cookie::completed()), GFP_KERNEL)
+            }),
+            _ => Err(kernel::alloc::AllocError),
+        };
+        try_pin_init!(Self {
+            heads: [const { AtomicU16::new(NIL) }; TUN_NUM_FLOW_ENTRIES],
+            pool: { filled?; pool? },
+            alloc <- new_spinlock_bh!(
+                FlowAlloc {
+                    free: free?,
+                    head: 0,
+                    len: MAX_TAP_FLOWS,
+                    flow_count: 0,
+                },
+                "FlowTable::alloc"
+            ),
+            gc_timer: Timer::new(),
+            ageing_time: AtomicU64::new(TUN_FLOW_EXPIRE),
+        }? Error)
+    }
+
+    fn entry(&self, idx: u16) -> &FlowEntry {
+        &self.pool[usize::from(idx)]
+    }
+
+    /// `tun_flow_find()`: the entry of `rxhash`, valid for the RCU section.
+    pub(crate) fn find<'a>(&'a self, rxhash: u32, _rcu: &'a RcuReadGuard) -> Option<&'a FlowEntry> {
+        self.find_idx(rxhash).map(|i| self.entry(i))
+    }
+
+    /// The chain walk of `tun_flow_find()`, by index. Entries are never
+    /// freed and are reused only a grace period after deletion, so any
+    /// caller inside an RCU section or holding the lock sees whole chains.
+    fn find_idx(&self, rxhash: u32) -> Option<u16> {
+        let mut idx = self.heads[tun_hashfn(rxhash)].load(Ordering::Acquire);
+        while idx != NIL {
+            let e = self.entry(idx);
+            if e.rxhash.load(Ordering::Relaxed) == rxhash {
+                return Some(idx);
+            }
+            idx = e.next.load(Ordering::Acquire);
+        }
+        None
+    }
+
+    /// `tun_flow_create()`, under the lock. Nothing happens when no entry
+    /// is free (the table is full, or the free ones are not a grace period
+    /// old yet).
+    fn create(&self, alloc: &mut FlowAlloc, rxhash: u32, queue_index: u16) {
+        let Some(idx) = alloc.pop() else {
+            return;
+        };
+        let e = self.entry(idx);
+        let head = &self.heads[tun_hashfn(rxhash)];
+        e.updated.store(sys::jiffies(), Ordering::Relaxed);
+        e.rxhash.store(rxhash, Ordering::Relaxed);
+        e.rps_rxhash.store(0, Ordering::Relaxed);
+        e.queue_index.store(queue_index, Ordering::Relaxed);
+        e.next
+            .store(head.load(Ordering::Relaxed), Ordering::Relaxed);
+        // `hlist_add_head_rcu()`: publish the initialised entry.
+        head.store(idx, Ordering::Release);
+        alloc.flow_count += 1;
+    }
+
+    /// Deletes, under the lock, every entry for which `doomed` says so
+    /// (`tun_flow_delete()` on each).
+    fn delete_where(&self, alloc: &mut FlowAlloc, mut doomed: impl FnMut(&FlowEntry) -> bool) {
+        for head in &self.heads {
+            let mut prev: Option<u16> = None;
+            let mut idx = head.load(Ordering::Relaxed);
+            while idx != NIL {
+                let e = self.entry(idx);
+                let next = e.next.load(Ordering::Relaxed);
+                if doomed(e) {
+                    // `hlist_del_rcu()`: readers on `e` still follow
+                    // `e.next`, which is left as it is.
+                    match prev {
+                        None => head.store(next, Ordering::Release),
+                        Some(p) => self.entry(p).next.store(next, Ordering::Release),
+                    }
+                    alloc.push(idx);
+                    alloc.flow_count -= 1;
+                } else {
+                    prev = Some(idx);
+                }
+                idx = next;
+            }
+        }
+    }
+
+    /// The table half of `tun_flow_update()`: refresh the flow of `rxhash`
+    /// and return its `rps_rxhash` for the RFS record step, or create it,
+    /// make sure the ageing timer runs, and return `None`.
+    pub(crate) fn update(&self, rxhash: u32, queue_index: u16) -> Option<u32> {
+        let rcu = RcuReadGuard::new();
+        if let Some(e) = self.find(rxhash, &rcu) {
+            if e.queue_index.load(Ordering::Relaxed) != queue_index {
+                e.queue_index.store(queue_index, Ordering::Relaxed);
+            }
+            let now = sys::jiffies();
+            if e.updated.load(Ordering::Relaxed) != now {
+                e.updated.store(now, Ordering::Relaxed);
+            }
+            return Some(e.rps_rxhash.load(Ordering::Relaxed));
+        }
+        let mut alloc = self.alloc.lock();
+        if self.find_idx(rxhash).is_none() && alloc.flow_count < MAX_TAP_FLOWS {
+            self.create(&mut alloc, rxhash, queue_index);
+        }
+        if !self.gc_timer.pending() {
+            let delay = self.ageing_time.load(Ordering::Relaxed);
+            self.gc_timer
+                .mod_timer(sys::round_jiffies_up(sys::jiffies().wrapping_add(delay)));
+        }
+        None
+    }
+
+    /// `tun_flow_save_rps_rxhash()`.
+    pub(crate) fn save_rps_rxhash(e: &FlowEntry, hash: u32) {
+        if e.rps_rxhash.load(Ordering::Relaxed) != hash {
+            e.rps_rxhash.store(hash, Ordering::Relaxed);
+        }
+    }
+
+    /// Queue `index` went away and queue `last` took its index (see
+    /// `__tun_detach`): delete the flows of `index`, move those of `last`.
+    pub(crate) fn detach_queue(&self, index: u16, last: u16) {
+        let mut alloc = self.alloc.lock();
+        self.delete_where(&mut alloc, |e| {
+            let q = e.queue_index.load(Ordering::Relaxed);
+            if q == index {
+                return true;
+            }
+            if q == last {
+                e.queue_index.store(index, Ordering::Relaxed);
+            }
+            false
+        });
+    }
+
+    /// `tun_flow_flush()`.
+    pub(crate) fn flush(&self) {
+        let mut alloc = self.alloc.lock();
+        self.delete_where(&mut alloc, |_| true);
+    }
+
+    /// `tun->flow_count`.
+    pub(crate) fn flow_count(&self) -> usize {
+        self.alloc.lock().flow_count
+    }
+
+    /// A snapshot of the entries, for debugfs.
+    pub(crate) fn snapshot(&self) -> Result<KVVec<FlowInfo>> {
+        let mut out = KVVec::with_capacity(MAX_TAP_FLOWS, GFP_KERNEL)?;
+        let now = sys::jiffies();
+        let _alloc = self.alloc.lock();
+        for head in &self.heads {
+            let mut idx = head.load(Ordering::Relaxed);
+            while idx != NIL {
+                let e = self.entry(idx);
+                // Capacity is `MAX_TAP_FLOWS`, so this never allocates.
+                out.push(
+                    FlowInfo {
+                        rxhash: e.rxhash.load(Ordering::Relaxed),
+                        rps_rxhash: e.rps_rxhash.load(Ordering::Relaxed),
+                        queue_index: e.queue_index.load(Ordering::Relaxed),
+                        age: now.wrapping_sub(e.updated.load(Ordering::Relaxed)),
+                    },
+                    GFP_ATOMIC,
+                )?;
+                idx = e.next.load(Ordering::Relaxed);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `tun_flow_cleanup()`: the ageing timer. Deletes expired flows and
+/// re-arms for the earliest remaining expiry while any flow remains.
+pub(crate) fn tun_flow_cleanup(flows: &FlowTable) {
+    let delay = flows.ageing_time.load(Ordering::Relaxed);
+    let now = sys::jiffies();
+    let mut next_timer = now.wrapping_add(delay);
+    let mut count = 0usize;
+    let mut alloc = flows.alloc.lock();
+    flows.delete_where(&mut alloc, |e| {
+        match flow_ageing(e.updated.load(Ordering::Relaxed), delay, now) {
+            Ageing::Expire => true,
+            Ageing::KeepUntil(t) => {
+                count += 1;
+                if time_before(t, next_timer) {
+                    next_timer = t;
+                }
+                false
+            }
+        }
+    });
+    if count != 0 {
+        flows.gc_timer.mod_timer(sys::round_jiffies_up(next_timer));
+    }
+}
