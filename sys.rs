@@ -1525,6 +1525,7 @@ pub(crate) fn param_unguarded() -> bool {
 /// to the hash's upper bits and the current CPU. Returns whether a table
 /// was there. The job of C's inline `sock_rps_record_flow_hash()` past its
 /// zero-hash check.
+#[cfg(CONFIG_RPS)]
 pub(crate) fn rps_record_sock_flow(hash: u32) -> bool {
     let _rcu = RcuReadGuard::new();
     // SAFETY: Under RCU: `rcu_dereference(net_hotdata.rps_sock_flow_table)`.
@@ -1548,6 +1549,13 @@ pub(crate) fn rps_record_sock_flow(hash: u32) -> bool {
 }
 
 /// Reads the global RFS table's entry for `hash`, if there is a table.
+#[cfg(not(CONFIG_RPS))]
+pub(crate) fn rps_sock_flow_entry(_hash: u32) -> Option<u32> {
+    None
+}
+
+/// Reads the global RFS table's entry for `hash`, if there is a table.
+#[cfg(CONFIG_RPS)]
 pub(crate) fn rps_sock_flow_entry(hash: u32) -> Option<u32> {
     let _rcu = RcuReadGuard::new();
     // SAFETY: As in `rps_record_sock_flow`.

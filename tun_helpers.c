@@ -265,6 +265,7 @@ int rtun_static_key_count(struct static_key *key)
 	return static_key_count(key);
 }
 
+#ifdef CONFIG_RPS
 struct rps_sock_flow_table *rtun_rps_sock_flow_table(void)
 {
 	return rcu_dereference(net_hotdata.rps_sock_flow_table);
@@ -274,6 +275,7 @@ u32 rtun_rps_cpu_mask(void)
 {
 	return net_hotdata.rps_cpu_mask;
 }
+#endif
 
 unsigned int rtun_raw_smp_processor_id(void)
 {
