@@ -4,6 +4,7 @@
 #   make KDIR=<kernel tree>           build rust_tun.ko
 #   make KDIR=<kernel tree> CLIPPY=1  build with clippy lints
 #   make KDIR=<kernel tree> rustfmtcheck
+#   make KDIR=<kernel tree> bench     build bench/rtun_cbench.ko (C side of the micro-benchmark)
 #   make clean
 # The kernel tree comes from scripts/build-kernel.sh, which also prints it.
 
@@ -30,8 +31,13 @@ modules:
 	@test -n "$(KDIR)" || { echo "KDIR is not set and no cached kernel was found" >&2; exit 1; }
 	$(KMAKE) modules
 
+# The C comparison module of the micro-benchmark (bench/rtun_cbench.ko).
+bench:
+	@test -n "$(KDIR)" || { echo "KDIR is not set and no cached kernel was found" >&2; exit 1; }
+	$(KMAKE) M=$(CURDIR)/bench modules
+
 clean:
-	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(KMAKE) clean; fi
+	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(KMAKE) clean; $(KMAKE) M=$(CURDIR)/bench clean; fi
 	rm -f bindings_generated.rs .bindings_generated.rs.cmd
 
 rustfmt:
@@ -40,4 +46,4 @@ rustfmt:
 rustfmtcheck:
 	$(RUSTFMT) --check --config-path $(KDIR)/.rustfmt.toml $(RS_SRCS)
 
-.PHONY: all modules clean rustfmt rustfmtcheck
+.PHONY: all modules bench clean rustfmt rustfmtcheck

@@ -17,6 +17,7 @@
 #include <linux/poll.h>
 #include <linux/skbuff.h>
 #include <linux/uio.h>
+#include <net/hotdata.h>
 #include <net/rps.h>
 #include <net/rtnetlink.h>
 
@@ -41,3 +42,17 @@ const gfp_t RTUN_GFP_KERNEL = GFP_KERNEL;
 const unsigned long RTUN_HZ = HZ;
 const unsigned long RTUN_NETDEV_CHANGE_TX_QUEUE_LEN = NETDEV_CHANGE_TX_QUEUE_LEN;
 const int RTUN_NOTIFY_DONE = NOTIFY_DONE;
+/* Field offsets for the inline readers in sys.rs (C reads these inline). */
+const unsigned long RTUN_SKB_LEN = offsetof(struct sk_buff, len);
+const unsigned long RTUN_SKB_QUEUE_MAPPING = offsetof(struct sk_buff, queue_mapping);
+const unsigned long RTUN_SKB_PROTOCOL = offsetof(struct sk_buff, protocol);
+const unsigned long RTUN_IOV_ITER_COUNT = offsetof(struct iov_iter, count);
+const unsigned long RTUN_WQ_HEAD = offsetof(struct wait_queue_head, head);
+#ifdef CONFIG_X86_64
+const unsigned long RTUN_PCPU_HOT_CPU_NUMBER = offsetof(struct pcpu_hot, cpu_number);
+#endif
+#ifdef CONFIG_RPS
+const unsigned long RTUN_NET_HOTDATA_RPS_SOCK_FLOW_TABLE =
+	offsetof(struct net_hotdata, rps_sock_flow_table);
+const unsigned long RTUN_NET_HOTDATA_RPS_CPU_MASK = offsetof(struct net_hotdata, rps_cpu_mask);
+#endif

@@ -147,19 +147,82 @@ pub(crate) use new_spinlock_bh;
 /// An RCU read-side critical section (`rcu_read_lock()` .. `rcu_read_unlock()`).
 pub(crate) struct RcuReadGuard(PhantomData<*mut ()>);
 
+/// Whether `rcu_read_lock()` is only a compiler barrier in this kernel: no
+/// preemptible RCU, no preempt count, no lockdep (`include/linux/rcupdate.h`
+/// then reduces it to `preempt_disable()`, which is `barrier()`).
+#[cfg(all(
+    not(CONFIG_PREEMPT_RCU),
+    not(CONFIG_PREEMPT_COUNT),
+    not(CONFIG_DEBUG_LOCK_ALLOC)
+))]
+macro_rules! rcu_read_lock_is_barrier {
+    () => {
+        true
+    };
+}
+#[cfg(not(all(
+    not(CONFIG_PREEMPT_RCU),
+    not(CONFIG_PREEMPT_COUNT),
+    not(CONFIG_DEBUG_LOCK_ALLOC)
+)))]
+macro_rules! rcu_read_lock_is_barrier {
+    () => {
+        false
+    };
+}
+
 impl RcuReadGuard {
     /// Enters a read-side critical section until the guard is dropped.
+    #[inline(always)]
     pub(crate) fn new() -> Self {
-        // SAFETY: Always allowed; balanced by `drop`.
-        unsafe { bindings::rtun_rcu_read_lock() };
+        if rcu_read_lock_is_barrier!() {
+            // The inline `rcu_read_lock()` of this configuration.
+            core::sync::atomic::compiler_fence(Ordering::SeqCst);
+        } else {
+            // SAFETY: Always allowed; balanced by `drop`.
+            unsafe { bindings::rtun_rcu_read_lock() };
+        }
         Self(PhantomData)
     }
 }
 
 impl Drop for RcuReadGuard {
+    #[inline(always)]
     fn drop(&mut self) {
-        // SAFETY: Balances the `rcu_read_lock()` of `new`.
-        unsafe { bindings::rtun_rcu_read_unlock() };
+        if rcu_read_lock_is_barrier!() {
+            core::sync::atomic::compiler_fence(Ordering::SeqCst);
+        } else {
+            // SAFETY: Balances the `rcu_read_lock()` of `new`.
+            unsafe { bindings::rtun_rcu_read_unlock() };
+        }
+    }
+}
+
+/// `raw_smp_processor_id()`: on x86_64 SMP, `this_cpu_read(pcpu_hot.cpu_number)`
+/// inline, as C compiles it; otherwise through the C shim.
+#[inline(always)]
+pub(crate) fn raw_smp_processor_id() -> u32 {
+    #[cfg(all(CONFIG_SMP, target_arch = "x86_64"))]
+    {
+        let cpu: u32;
+        // SAFETY: `pcpu_hot` is a per-CPU variable (zero-based on x86_64
+        // SMP, addressed through %gs); this is the `movl %gs:...` that
+        // `this_cpu_read()` emits. It only reads.
+        unsafe {
+            ::core::arch::asm!(
+                "movl %gs:{hot}+{off}, {cpu:e}",
+                hot = sym bindings::pcpu_hot,
+                off = const bindings::RTUN_PCPU_HOT_CPU_NUMBER,
+                cpu = out(reg) cpu,
+                options(att_syntax, nostack, readonly, preserves_flags),
+            )
+        };
+        cpu
+    }
+    #[cfg(not(all(CONFIG_SMP, target_arch = "x86_64")))]
+    {
+        // SAFETY: Always allowed.
+        unsafe { bindings::rtun_raw_smp_processor_id() }
     }
 }
 
@@ -365,6 +428,30 @@ impl WaitQueue {
         // SAFETY: `head` is initialised.
         unsafe { bindings::rtun_wake_up_interruptible_poll(self.head.get(), mask) };
     }
+
+    /// `wake_up_interruptible_poll()` only if someone waits or polls
+    /// (`wq_has_sleeper()`), as `sock_def_readable()` does for tun.c: the
+    /// common case of a busy reader costs a fence and a load, not the
+    /// wait queue's lock. The caller has published what the sleeper waits
+    /// for; the full fence pairs with the one in `prepare_to_wait()`.
+    #[inline(always)]
+    pub(crate) fn wake_up_poll_if_sleeper(&self, mask: u32) {
+        core::sync::atomic::fence(Ordering::SeqCst);
+        // SAFETY: `head` is initialised; its list head sits at
+        // `offsetof(struct wait_queue_head, head)`. `waitqueue_active()` is a
+        // racy `list_empty()`: READ_ONCE of `next`.
+        let active = unsafe {
+            let list = self
+                .head
+                .get()
+                .cast::<u8>()
+                .add(bindings::RTUN_WQ_HEAD as usize);
+            ptr::read_volatile(list.cast::<*mut u8>()) != list
+        };
+        if active {
+            self.wake_up_poll(mask);
+        }
+    }
 }
 
 /// Poll event bits.
@@ -401,10 +488,19 @@ impl PollTable {
 pub(crate) struct IovIter(*mut bindings::iov_iter);
 
 impl IovIter {
-    /// `iov_iter_count()`: bytes left.
+    /// `iov_iter_count()`: bytes left (`i->count`, read inline).
+    #[inline(always)]
     pub(crate) fn count(&self) -> usize {
-        // SAFETY: The pointer is valid for the duration of the callback.
-        unsafe { bindings::rtun_iov_iter_count(self.0) }
+        // SAFETY: The pointer is valid for the duration of the callback;
+        // `count` is at `offsetof(struct iov_iter, count)`.
+        unsafe {
+            ptr::read(
+                self.0
+                    .cast::<u8>()
+                    .add(bindings::RTUN_IOV_ITER_COUNT as usize)
+                    .cast::<usize>(),
+            )
+        }
     }
 
     /// `copy_from_iter_full()`: fills `buf` entirely or fails with `EFAULT`.
@@ -471,22 +567,36 @@ impl SkBuff {
         unsafe { core::slice::from_raw_parts_mut(p.cast::<u8>(), len as usize) }
     }
 
+    /// Reads a field of the skb at a C `offsetof`, inline.
+    ///
+    /// # Safety
+    ///
+    /// `off` must be the offset of a field of type `T` in `struct sk_buff`.
+    #[inline(always)]
+    unsafe fn field<T: Copy>(&self, off: core::ffi::c_ulong) -> T {
+        // SAFETY: Valid skb; the caller vouches for the offset and type.
+        unsafe { ptr::read(self.0.as_ptr().cast::<u8>().add(off as usize).cast::<T>()) }
+    }
+
     /// `skb->len`.
+    #[inline(always)]
     pub(crate) fn len(&self) -> u32 {
-        // SAFETY: Valid skb.
-        unsafe { bindings::rtun_skb_len(self.0.as_ptr()) }
+        // SAFETY: `len` is an `unsigned int`.
+        unsafe { self.field(bindings::RTUN_SKB_LEN) }
     }
 
     /// `skb->protocol`, in network byte order.
+    #[inline(always)]
     pub(crate) fn protocol(&self) -> u16 {
-        // SAFETY: Valid skb.
-        unsafe { bindings::rtun_skb_protocol(self.0.as_ptr()) }
+        // SAFETY: `protocol` is a `__be16`.
+        unsafe { self.field(bindings::RTUN_SKB_PROTOCOL) }
     }
 
     /// `skb_get_queue_mapping()`.
+    #[inline(always)]
     pub(crate) fn queue_mapping(&self) -> u16 {
-        // SAFETY: Valid skb.
-        unsafe { bindings::rtun_skb_get_queue_mapping(self.0.as_ptr()) }
+        // SAFETY: `queue_mapping` is a `__u16`.
+        unsafe { self.field(bindings::RTUN_SKB_QUEUE_MAPPING) }
     }
 
     /// `__skb_get_hash_symmetric()`: the flow hash, the same for both
@@ -883,6 +993,10 @@ unsafe extern "C" fn tun_setup(dev: *mut bindings::net_device) {
     // SAFETY: Called by `alloc_netdev_mqs`/rtnl on a fresh device.
     unsafe {
         (*dev).ethtool_ops = &TUN_ETHTOOL_OPS;
+        // Lockless transmit, as tun.c: `tun_net_xmit` only needs its ring's
+        // lock. (tun.c then updates the queue's `trans_start` itself, for a
+        // watchdog that needs `ndo_tx_timeout`, which neither driver has.)
+        bindings::rtun_netdev_set_lltx(dev);
         (*dev).needs_free_netdev = true;
         (*dev).tx_queue_len = crate::TUN_READQ_SIZE;
     }
@@ -1526,10 +1640,10 @@ pub(crate) fn param_unguarded() -> bool {
 /// was there. The job of C's inline `sock_rps_record_flow_hash()` past its
 /// zero-hash check.
 #[cfg(CONFIG_RPS)]
+#[inline(always)]
 pub(crate) fn rps_record_sock_flow(hash: u32) -> bool {
     let _rcu = RcuReadGuard::new();
-    // SAFETY: Under RCU: `rcu_dereference(net_hotdata.rps_sock_flow_table)`.
-    let table = unsafe { bindings::rtun_rps_sock_flow_table() };
+    let table = rps_sock_flow_table();
     if table.is_null() {
         return false;
     }
@@ -1537,15 +1651,46 @@ pub(crate) fn rps_record_sock_flow(hash: u32) -> bool {
     // `mask + 1` entries follow the header, so `hash & mask` is in bounds.
     // Racy accesses are READ_ONCE/WRITE_ONCE, as in C.
     unsafe {
-        let mask = (*table).mask;
-        let index = (hash & mask) as usize;
-        let val = (hash & !bindings::rtun_rps_cpu_mask()) | bindings::rtun_raw_smp_processor_id();
+        let index = (hash & (*table).mask) as usize;
+        let val = (hash & !rps_cpu_mask()) | raw_smp_processor_id();
         let ent = (*table).ents.as_mut_ptr().add(index);
         if ptr::read_volatile(ent) != val {
             ptr::write_volatile(ent, val);
         }
     }
     true
+}
+
+/// `rcu_dereference(net_hotdata.rps_sock_flow_table)`, read inline.
+#[cfg(CONFIG_RPS)]
+#[inline(always)]
+fn rps_sock_flow_table() -> *mut bindings::rps_sock_flow_table {
+    // SAFETY: `net_hotdata` is a live kernel object; the offset is
+    // `offsetof(struct net_hotdata, rps_sock_flow_table)`; READ_ONCE.
+    unsafe {
+        ptr::read_volatile(
+            ptr::addr_of!(bindings::net_hotdata)
+                .cast::<u8>()
+                .add(bindings::RTUN_NET_HOTDATA_RPS_SOCK_FLOW_TABLE as usize)
+                .cast::<*mut bindings::rps_sock_flow_table>(),
+        )
+    }
+}
+
+/// `net_hotdata.rps_cpu_mask`, read inline.
+#[cfg(CONFIG_RPS)]
+#[inline(always)]
+fn rps_cpu_mask() -> u32 {
+    // SAFETY: As above, `offsetof(struct net_hotdata, rps_cpu_mask)`; a
+    // plain read, as in C.
+    unsafe {
+        ptr::read(
+            ptr::addr_of!(bindings::net_hotdata)
+                .cast::<u8>()
+                .add(bindings::RTUN_NET_HOTDATA_RPS_CPU_MASK as usize)
+                .cast::<u32>(),
+        )
+    }
 }
 
 /// Reads the global RFS table's entry for `hash`, if there is a table.
@@ -1558,9 +1703,9 @@ pub(crate) fn rps_sock_flow_entry(_hash: u32) -> Option<u32> {
 #[cfg(CONFIG_RPS)]
 pub(crate) fn rps_sock_flow_entry(hash: u32) -> Option<u32> {
     let _rcu = RcuReadGuard::new();
+    let table = rps_sock_flow_table();
     // SAFETY: As in `rps_record_sock_flow`.
     unsafe {
-        let table = bindings::rtun_rps_sock_flow_table();
         if table.is_null() {
             return None;
         }
@@ -2032,3 +2177,73 @@ impl Drop for NotifierRegistration {
         unsafe { bindings::unregister_netdevice_notifier(TUN_NOTIFIER.get()) };
     }
 }
+
+// ---------------------------------------------------------------------------
+// Micro-benchmark support.
+
+/// Bottom halves disabled until dropped (`local_bh_disable()`).
+pub(crate) struct BhDisabled(PhantomData<*mut ()>);
+
+impl BhDisabled {
+    /// `local_bh_disable()`.
+    pub(crate) fn new() -> Self {
+        // SAFETY: Process context; balanced by `drop`.
+        unsafe { bindings::rtun_local_bh_disable() };
+        Self(PhantomData)
+    }
+}
+
+impl Drop for BhDisabled {
+    fn drop(&mut self) {
+        // SAFETY: Balances `new`.
+        unsafe { bindings::rtun_local_bh_enable() };
+    }
+}
+
+/// The time-stamp counter (`rdtsc()`); under QEMU's `-icount shift=0` one
+/// tick is one guest instruction.
+#[inline(always)]
+pub(crate) fn rdtsc() -> u64 {
+    // SAFETY: `rdtsc` has no preconditions in kernel mode.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// Hides `v` from the optimiser, in a register (C's `asm volatile("" :
+/// "+r"(v))`), so a loop around it is neither removed nor folded.
+#[inline(always)]
+pub(crate) fn hide(mut v: u32) -> u32 {
+    // SAFETY: An empty asm statement.
+    unsafe {
+        ::core::arch::asm!("/* {0:e} */", inout(reg) v, options(nomem, nostack, preserves_flags))
+    };
+    v
+}
+
+/// The enable count of `rfs_needed` (not a jump site: for reports only).
+pub(crate) fn rfs_needed_count() -> i32 {
+    #[cfg(CONFIG_RPS)]
+    {
+        // SAFETY: Reads the key's atomic count.
+        unsafe { bindings::rtun_static_key_count(ptr::addr_of_mut!(bindings::rfs_needed).cast()) }
+    }
+    #[cfg(not(CONFIG_RPS))]
+    {
+        0
+    }
+}
+
+/// `open` of `<debugfs>/rust_tun/micro_bench`: runs the micro-benchmark.
+///
+/// # Safety
+///
+/// Called by debugfs on a file being opened.
+unsafe extern "C" fn micro_bench_open(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: Forwarded.
+    unsafe { open_text(file, crate::rps::micro_bench) }
+}
+
+/// The fops of `micro_bench`.
+pub(crate) static MICRO_BENCH_FOPS: DebugfsFops = DebugfsFops::new(micro_bench_open);

@@ -595,8 +595,8 @@ pub(crate) fn tun_net_xmit<const UNGUARDED: bool>(
         drop(skb);
         return sys::NET_XMIT_DROP;
     }
-    // Notify and wake up the reader.
-    tfile.wq.wake_up_poll(poll::IN);
+    // Notify and wake up the reader, if one sleeps.
+    tfile.wq.wake_up_poll_if_sleeper(poll::IN);
     sys::NETDEV_TX_OK
 }
 
@@ -1080,6 +1080,7 @@ impl kernel::Module for RustTun {
         let debugfs = sys::debugfs_root_create();
         if let Some(root) = &debugfs {
             root.module_file(c_str!("jump_sites"), &sys::JUMP_SITES_FOPS);
+            root.module_file(c_str!("micro_bench"), &sys::MICRO_BENCH_FOPS);
         }
         let notifier = sys::NotifierRegistration::register()?;
         let link = sys::LinkOpsRegistration::register()?;

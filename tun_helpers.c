@@ -73,6 +73,11 @@ void rtun_netdev_priv_flags_update(struct net_device *dev, u32 clear, u32 set)
 	dev->priv_flags = (dev->priv_flags & ~clear) | set;
 }
 
+void rtun_netdev_set_lltx(struct net_device *dev)
+{
+	dev->lltx = true;
+}
+
 struct sk_buff *rtun_netdev_alloc_skb_ip_align(struct net_device *dev,
 					       unsigned int length)
 {
@@ -87,11 +92,6 @@ void rtun_kfree_skb(struct sk_buff *skb)
 void rtun_consume_skb(struct sk_buff *skb)
 {
 	consume_skb(skb);
-}
-
-unsigned int rtun_skb_len(const struct sk_buff *skb)
-{
-	return skb->len;
 }
 
 int rtun_skb_linearize(struct sk_buff *skb)
@@ -109,11 +109,6 @@ void rtun_skb_reset_network_header(struct sk_buff *skb)
 	skb_reset_network_header(skb);
 }
 
-__be16 rtun_skb_protocol(const struct sk_buff *skb)
-{
-	return skb->protocol;
-}
-
 void rtun_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
 {
 	skb->protocol = protocol;
@@ -124,19 +119,9 @@ void rtun_skb_set_dev(struct sk_buff *skb, struct net_device *dev)
 	skb->dev = dev;
 }
 
-u16 rtun_skb_get_queue_mapping(const struct sk_buff *skb)
-{
-	return skb_get_queue_mapping(skb);
-}
-
 void rtun_skb_orphan(struct sk_buff *skb)
 {
 	skb_orphan(skb);
-}
-
-size_t rtun_iov_iter_count(const struct iov_iter *i)
-{
-	return iov_iter_count(i);
 }
 
 bool rtun_copy_from_iter_full(void *addr, size_t bytes, struct iov_iter *i)
@@ -152,6 +137,16 @@ size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i)
 void rtun_rcu_read_lock(void)
 {
 	rcu_read_lock();
+}
+
+void rtun_local_bh_disable(void)
+{
+	local_bh_disable();
+}
+
+void rtun_local_bh_enable(void)
+{
+	local_bh_enable();
 }
 
 void rtun_rcu_read_unlock(void)
@@ -264,18 +259,6 @@ int rtun_static_key_count(struct static_key *key)
 {
 	return static_key_count(key);
 }
-
-#ifdef CONFIG_RPS
-struct rps_sock_flow_table *rtun_rps_sock_flow_table(void)
-{
-	return rcu_dereference(net_hotdata.rps_sock_flow_table);
-}
-
-u32 rtun_rps_cpu_mask(void)
-{
-	return net_hotdata.rps_cpu_mask;
-}
-#endif
 
 unsigned int rtun_raw_smp_processor_id(void)
 {

@@ -29,26 +29,25 @@ void rtun_netif_tx_stop_all_queues(struct net_device *dev);
 void rtun_netif_tx_wake_all_queues(struct net_device *dev);
 void rtun_eth_hw_addr_random(struct net_device *dev);
 void rtun_netdev_priv_flags_update(struct net_device *dev, u32 clear, u32 set);
+void rtun_netdev_set_lltx(struct net_device *dev);
 
 struct sk_buff *rtun_netdev_alloc_skb_ip_align(struct net_device *dev,
 					       unsigned int length);
 void rtun_kfree_skb(struct sk_buff *skb);
 void rtun_consume_skb(struct sk_buff *skb);
-unsigned int rtun_skb_len(const struct sk_buff *skb);
 int rtun_skb_linearize(struct sk_buff *skb);
 void rtun_skb_reset_mac_header(struct sk_buff *skb);
 void rtun_skb_reset_network_header(struct sk_buff *skb);
-__be16 rtun_skb_protocol(const struct sk_buff *skb);
 void rtun_skb_set_protocol(struct sk_buff *skb, __be16 protocol);
 void rtun_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
-u16 rtun_skb_get_queue_mapping(const struct sk_buff *skb);
 void rtun_skb_orphan(struct sk_buff *skb);
 
-size_t rtun_iov_iter_count(const struct iov_iter *i);
 bool rtun_copy_from_iter_full(void *addr, size_t bytes, struct iov_iter *i);
 size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i);
 
 void rtun_rcu_read_lock(void);
+void rtun_local_bh_disable(void);
+void rtun_local_bh_enable(void);
 void rtun_rcu_read_unlock(void);
 void rtun_spin_lock_bh(struct spinlock *lock);
 void rtun_spin_unlock_bh(struct spinlock *lock);
@@ -81,8 +80,6 @@ unsigned long rtun_jump_entry_target(const struct jump_entry *entry);
 struct static_key *rtun_jump_entry_key(const struct jump_entry *entry);
 int rtun_static_key_count(struct static_key *key);
 
-struct rps_sock_flow_table *rtun_rps_sock_flow_table(void);
-u32 rtun_rps_cpu_mask(void);
 unsigned int rtun_raw_smp_processor_id(void);
 u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb);
 void rtun_skb_record_rx_queue(struct sk_buff *skb, u16 rx_queue);

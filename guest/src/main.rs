@@ -1084,6 +1084,53 @@ fn run_tests(filter: Option<&str>) -> i32 {
     i32::from(failed != 0)
 }
 
+/// The write-path benchmark (issue 5, table 2): a two-queue TUN device on
+/// `node`; `flows` distinct UDP flows, each created by a write and given an
+/// `rps_rxhash` by one packet of the reverse direction; then `packets`
+/// writes cycling over the flows, each on its flow's queue, from CPU 1,
+/// timed with CLOCK_MONOTONIC (guest instructions under -icount). Prints
+/// one `BENCH write` line.
+fn bench_write(node: &str, name: &str, flows: u32, packets: u32) -> Result<String, String> {
+    check!(flows > 0 && packets > 0, "FLOWS and PACKETS must be positive");
+    let q = mq_open(node, name, IFF_TUN | IFF_NO_PI, 2)?;
+    for t in &q {
+        // SAFETY: Setting O_NONBLOCK on our fd.
+        unsafe { libc::fcntl(t.fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+    }
+    ptp_up(name, "10.40.0.1", "10.40.0.2")?;
+    // No ICMP errors for the writes to a closed port during the run.
+    write_file("/proc/sys/net/ipv4/icmp_msgs_per_sec", "0")?;
+    write_file("/proc/sys/net/ipv4/icmp_msgs_burst", "0")?;
+    let sport = |f: u32| 10000 + f as u16;
+    let pkts: Vec<Vec<u8>> = (0..flows).map(|f| udp_pkt([10, 40, 0, 2], sport(f), [10, 40, 0, 1], 7000)).collect();
+    {
+        let sock = std::net::UdpSocket::bind("10.40.0.1:7000").map_err(|e| e.to_string())?;
+        for f in 0..flows {
+            q[(f % 2) as usize].write(&pkts[f as usize]).map_err(|e| format!("write: {e}"))?;
+        }
+        for f in 0..flows {
+            sock.send_to(b"back", format!("10.40.0.2:{}", sport(f))).map_err(|e| e.to_string())?;
+        }
+        thread::sleep(Duration::from_millis(20));
+        for t in &q {
+            drain_ports(t);
+        }
+    }
+    pin_to_cpu(1)?;
+    let fds = [q[0].fd(), q[1].fd()];
+    let t0 = Instant::now();
+    for i in 0..packets {
+        let f = i % flows;
+        fd_write(fds[(f % 2) as usize], &pkts[f as usize]).map_err(|e| format!("write {i}: {e}"))?;
+    }
+    let ns = t0.elapsed().as_nanos() as f64;
+    Ok(format!(
+        "BENCH write packets={packets} flows={flows} ns={ns:.0} pps={:.0} ns_per_packet={:.1}",
+        f64::from(packets) * 1e9 / ns,
+        ns / f64::from(packets)
+    ))
+}
+
 /// Attaches to (or creates) TAP device `name` on `node` and exits with 0 or
 /// the errno: the unprivileged side of the permission tests.
 fn attach(node: &str, name: &str) -> i32 {
@@ -1124,8 +1171,24 @@ fn main() {
         Some("test") => run_tests(args.get(2).map(String::as_str)),
         Some("tap-drain") if args.len() == 4 => tap_drain(&args[2], &args[3]),
         Some("attach") if args.len() == 4 => attach(&args[2], &args[3]),
+        Some("bench-write") if args.len() == 6 => {
+            let num = |i: usize| args[i].parse().unwrap_or(0);
+            match bench_write(&args[2], &args[3], num(4), num(5)) {
+                Ok(line) => {
+                    println!("{line}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("rtun: bench-write: {e}");
+                    1
+                }
+            }
+        }
         _ => {
-            eprintln!("usage: rtun test [FILTER] | rtun tap-drain NODE NAME | rtun attach NODE NAME");
+            eprintln!(
+                "usage: rtun test [FILTER] | rtun tap-drain NODE NAME | rtun attach NODE NAME\n       \
+                 rtun bench-write NODE NAME FLOWS PACKETS"
+            );
             2
         }
     };

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmarks (not part of the tests' pass/fail): boots the test kernel
+# in QEMU with -icount shift=0,sleep=off (guest time = instructions, so the
+# figures repeat), one boot per table:
+#   1. xmit path: pktgen into a single-queue TAP (rps_needed patch's table)
+#   2. write path: writers over many flows of a 2-queue TUN (rfs_needed's)
+#   3. micro-benchmark: 10M calls of the record step, Rust and C
+# and writes Documentation/benchmarks/{xmit,write,micro}.json, results.md
+# and chart.svg, then prints results.md.
+#
+# usage: scripts/bench.sh [XMIT_PACKETS] [WRITE_PACKETS]
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+xmit_count=${1:-200000}
+write_count=${2:-100000}
+
+bash "$RT_TOP/scripts/install-toolchain.sh" >&2
+kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" test)
+make -C "$RT_TOP" KDIR="$kdir" >&2
+make -C "$RT_TOP" KDIR="$kdir" bench >&2
+bash "$RT_TOP/scripts/build-guest.sh" >&2
+
+logs=$(mktemp -d /tmp/rtun-bench.XXXXXX)
+trap 'rm -rf "$logs"' EXIT
+for table in xmit write micro; do
+	case $table in
+	xmit) args=("$xmit_count") ;;
+	write) args=("$write_count" 1024) ;;
+	micro) args=() ;;
+	esac
+	rt_log "table $table"
+	bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 --log "$logs/$table.log" \
+		"$RT_TOP/scripts/guest/bench-$table.sh" "${args[@]}" >/dev/null
+done
+python3 "$RT_TOP/scripts/bench-report.py" "$RT_TOP/Documentation/benchmarks" \
+	"$logs/xmit.log" "$logs/write.log" "$logs/micro.log"
