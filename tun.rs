@@ -242,8 +242,13 @@ impl TxRing {
     }
 
     /// `tun_queue_purge()`: drops every queued packet.
-    fn purge(&mut self) {
-        while self.consume().is_some() {}
+    /// Returns how many packets it dropped.
+    fn purge(&mut self) -> u64 {
+        let mut n = 0;
+        while self.consume().is_some() {
+            n += 1;
+        }
+        n
     }
 
     /// Replaces the storage by `slots` (all `None`), keeping queued packets
@@ -322,8 +327,8 @@ impl IfReq {
 // Attach and detach.
 
 /// Gives `tfile`'s ring room for `len` packets (`ptr_ring_resize`), keeping
-/// what fits.
-fn tun_ring_resize(tfile: &TunFile, len: u32) -> Result {
+/// what fits; what does not is dropped and counted in `tx_dropped`.
+fn tun_ring_resize(tun: &Tun, tfile: &TunFile, len: u32) -> Result {
     let len = len.max(1) as usize;
     let mut slots = KVec::with_capacity(len, GFP_KERNEL)?;
     for _ in 0..len {
@@ -331,6 +336,8 @@ fn tun_ring_resize(tfile: &TunFile, len: u32) -> Result {
     }
     let old = tfile.ring.lock().resize(slots);
     // Packets that did not fit are dropped here, outside the lock.
+    let lost = old.iter().filter(|slot| slot.is_some()).count();
+    inc(&tun.stats.tx_dropped, lost as u64);
     drop(old);
     Ok(())
 }
@@ -370,7 +377,7 @@ fn tun_attach(dev: &NetDevice, tfile: ArcBorrow<'_, TunFile>, rtnl: &Rtnl) -> Re
     }
     // The ring follows the device's tx_queue_len (a detached file keeps its own).
     if !detached {
-        tun_ring_resize(&tfile, dev.tx_queue_len())?;
+        tun_ring_resize(tun, &tfile, dev.tx_queue_len())?;
     }
 
     tfile.queue_index.store(n as u16, Ordering::Relaxed);
@@ -380,8 +387,10 @@ fn tun_attach(dev: &NetDevice, tfile: ArcBorrow<'_, TunFile>, rtnl: &Rtnl) -> Re
         tun_enable_queue(tun, &tfile, rtnl);
     }
     tfile.tun.set(Some(dev), rtnl);
-    tun.numqueues.store(n as u32 + 1, Ordering::Release);
+    // The core learns of the queue before writers may record it (see
+    // `tun_get_user`).
     dev.set_real_num_queues(n as u32 + 1, rtnl);
+    tun.numqueues.store(n as u32 + 1, Ordering::Release);
     Ok(())
 }
 
@@ -422,7 +431,10 @@ fn __tun_detach(tfile: &TunFile, clean: bool, rtnl: &Rtnl) {
         // `numqueues + 1`, which no queue has; we delete the departed
         // queue's flows and move the moved queue's flows with it.
         tun.flows.detach_queue(index as u16, last as u16);
-        tfile.ring.lock().purge();
+        // Packets the reader will never see are drops, as far as the
+        // counters go: sent = read + dropped.
+        let purged = tfile.ring.lock().purge();
+        inc(&tun.stats.tx_dropped, purged);
         dev.set_real_num_queues(last as u32, rtnl);
     } else if let (true, Some(dev)) = (clean, detached) {
         tun_enable_queue(dev.tun(), tfile, rtnl);
@@ -439,7 +451,11 @@ fn __tun_detach(tfile: &TunFile, clean: bool, rtnl: &Rtnl) {
                 }
             }
         }
-        tfile.ring.lock().purge();
+        // A detached file's ring (tun.c: ptr_ring_cleanup).
+        let purged = tfile.ring.lock().purge();
+        if let Some(dev) = dev.or(detached) {
+            inc(&dev.tun().stats.tx_dropped, purged);
+        }
     }
 }
 
@@ -479,7 +495,8 @@ pub(crate) fn tun_net_uninit(dev: &NetDevice, rtnl: &Rtnl) {
     for slot in Iterator::chain(tun.tfiles[..n].iter(), &tun.disabled[..nd]) {
         if let Some(old) = slot.replace(None, rtnl) {
             // `into_arc` waits for the grace period before the purge.
-            old.into_arc().ring.lock().purge();
+            let purged = old.into_arc().ring.lock().purge();
+            inc(&tun.stats.tx_dropped, purged);
         }
     }
     // `tun_flow_flush()`: no queue is left to steer to.
@@ -496,7 +513,7 @@ pub(crate) fn tun_queue_resize(dev: &NetDevice, rtnl: &Rtnl) -> Result {
     let nd = tun.numdisabled.load(Ordering::Relaxed) as usize;
     for slot in Iterator::chain(tun.tfiles[..n].iter(), &tun.disabled[..nd]) {
         if let Some(tfile) = slot.get_rtnl(rtnl) {
-            tun_ring_resize(tfile, dev.tx_queue_len())?;
+            tun_ring_resize(tun, tfile, dev.tx_queue_len())?;
         }
     }
     Ok(())
@@ -751,8 +768,6 @@ fn tun_get_user(dev: &NetDevice, tfile: &TunFile, from: &mut IovIter) -> Result<
         }
         DevKind::Tap => skb.eth_type_trans(dev),
     }
-    let queue_index = tfile.queue_index.load(Ordering::Relaxed);
-    skb.record_rx_queue(queue_index);
 
     // Flow hashes are only worth it with several queues.
     let rxhash = if tun.numqueues() > 1 && !tfile.detached.is_set() {
@@ -765,7 +780,20 @@ fn tun_get_user(dev: &NetDevice, tfile: &TunFile, from: &mut IovIter) -> Result<
         return Err(drop(EIO));
     }
 
-    skb.netif_rx();
+    {
+        // Under RCU: `__tun_detach` waits for a grace period between
+        // renumbering the queues and shrinking `real_num_rx_queues`, so the
+        // queue recorded here is one the device still has when
+        // `get_rps_cpu()` checks it (it warns otherwise). A detached file's
+        // stale index is not recorded. Deliberate difference: tun.c records
+        // `tfile->queue_index` unchecked, before taking the RCU lock.
+        let _rcu = RcuReadGuard::new();
+        let queue_index = tfile.queue_index.load(Ordering::Relaxed);
+        if u32::from(queue_index) < tun.numqueues.load(Ordering::Acquire) {
+            skb.record_rx_queue(queue_index);
+        }
+        skb.netif_rx();
+    }
     inc(&tun.stats.rx_packets, 1);
     inc(&tun.stats.rx_bytes, len as u64);
 

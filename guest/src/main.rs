@@ -8,6 +8,7 @@
 //! `insmod`, `rmmod`, `ip` and `ping`.
 
 mod pkt;
+mod stress;
 mod tun;
 
 use std::os::fd::AsRawFd;
@@ -1003,6 +1004,111 @@ fn t_modinfo(_: Node) -> TestResult {
     Ok(())
 }
 
+/// Seconds of the stress run (`RTUN_STRESS_SECS`, default 10).
+fn stress_secs() -> u64 {
+    std::env::var("RTUN_STRESS_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(10)
+}
+
+/// The seed of the stress run and the fuzzer (`RTUN_SEED`, default 1).
+fn seed() -> u64 {
+    std::env::var("RTUN_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1)
+}
+
+fn t_stress(n: Node) -> TestResult {
+    load("pktgen")?;
+    let out = Command::new("/bin/rtun")
+        .args(["stress", n.path, &seed().to_string(), &stress_secs().to_string()])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    println!("# stress: {}", text.trim());
+    check!(out.status.success(), "stress failed: {text}");
+    check!(!link_exists("rt-st0"), "stress device left behind");
+    Ok(())
+}
+
+fn t_fuzz(n: Node) -> TestResult {
+    let iters = std::env::var("RTUN_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(20000u64);
+    let out = Command::new("/bin/rtun")
+        .args(["fuzz", n.path, &seed().to_string(), &iters.to_string(), "3"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    println!("# fuzz: {}", text.trim());
+    check!(out.status.success(), "fuzz failed: {text}");
+    // Whatever the fuzzer left, the driver still works.
+    teardown();
+    let t = Tun::create(n.path, "rt-afz", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF after fuzz: {e}"))?;
+    ptp_up(&t.name, "10.51.0.1", "10.51.0.2")?;
+    let req = pkt::ipv4([10, 51, 0, 2], [10, 51, 0, 1], pkt::IPPROTO_ICMP, &pkt::icmp_echo(8, 3, 3, b"after"));
+    t.write(&req).map_err(|e| format!("write: {e}"))?;
+    read_until(&t, Duration::from_secs(3), |p| pkt::parse_ipv4(p).is_some_and(|ip| ip.proto == pkt::IPPROTO_ICMP))?;
+    Ok(())
+}
+
+/// Hostile input: over-long and non-NUL-terminated names, bad name
+/// formats, writes of odd sizes and garbage headers; each gets tun's errno
+/// (or is accepted and dropped by the stack, as with tun) and the device
+/// keeps working.
+fn t_hostile_names(n: Node) -> TestResult {
+    // 16 bytes, no NUL: tun forces ifr_name[15] = 0.
+    let f = Tun::open_node(n.path).map_err(|e| e.to_string())?;
+    let mut ifr = IfReq::new("", IFF_TUN | IFF_NO_PI);
+    ifr.name = *b"rt-0123456789abc";
+    ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map_err(|e| format!("TUNSETIFF 16-byte name: {e}"))?;
+    check!(ifr.name() == "rt-0123456789ab", "name {:?}", ifr.name());
+    check!(link_exists("rt-0123456789ab"), "truncated device missing");
+    let f2 = Tun::open_node(n.path).map_err(|e| e.to_string())?;
+    let mut bad = IfReq::new("rt-%d%d", IFF_TUN | IFF_NO_PI);
+    expect_errno!(ioctl_ptr(f2.as_raw_fd(), TUNSETIFF, &mut bad), libc::EINVAL, "name with two %d");
+    let mut dot = IfReq::new(".", IFF_TUN | IFF_NO_PI);
+    expect_errno!(ioctl_ptr(f2.as_raw_fd(), TUNSETIFF, &mut dot), libc::EINVAL, "name '.'");
+    Ok(())
+}
+
+fn t_hostile_writes(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-hw0", IFF_TUN).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ptp_up(&t.name, "10.52.0.1", "10.52.0.2")?;
+    let ping = pkt::ipv4([10, 52, 0, 2], [10, 52, 0, 1], pkt::IPPROTO_ICMP, &pkt::icmp_echo(8, 9, 9, b"ok?"));
+    let with_pi = |proto: [u8; 2], p: &[u8]| {
+        let mut w = vec![0, 0, proto[0], proto[1]];
+        w.extend_from_slice(p);
+        w
+    };
+    // A tun_pi naming the wrong protocol, garbage IP headers, a length
+    // field that lies: accepted by the driver, dropped by the stack.
+    check!(t.write(&with_pi([0x12, 0x34], &ping)).is_ok(), "wrong tun_pi protocol rejected");
+    let mut garbage = ping.clone();
+    garbage[0] = 0x4f; // IHL 15 with a 20-byte header
+    check!(t.write(&with_pi([8, 0], &garbage)).is_ok(), "garbage header rejected");
+    let mut liar = ping.clone();
+    liar[2] = 0xff;
+    check!(t.write(&with_pi([8, 0], &liar)).is_ok(), "lying length rejected");
+    expect_errno!(t.write(&[0, 0]), libc::EINVAL, "write shorter than tun_pi");
+    // An MTU-sized packet is fine.
+    let big = pkt::ipv4([10, 52, 0, 2], [10, 52, 0, 1], pkt::IPPROTO_UDP, &pkt::udp(1, 9, &[0u8; 1472]));
+    check!(t.write(&with_pi([8, 0], &big)) == Ok(1504), "MTU-sized write");
+    // The device still answers.
+    t.write(&with_pi([8, 0], &ping)).map_err(|e| format!("write: {e}"))?;
+    read_until(&t, Duration::from_secs(3), |p| {
+        p.len() > 4 && pkt::parse_ipv4(&p[4..]).and_then(|ip| pkt::parse_icmp_echo(ip.payload)).is_some_and(|e| e.0 == 0 && e.1 == 9)
+    })?;
+    Ok(())
+}
+
+/// Writes larger than any frame: EMSGSIZE (rust_tun's documented
+/// difference: tun.c builds a paged skb and lets the stack drop it).
+fn t_oversized_write(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-big0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    sh("ip link set rt-big0 up")?;
+    let huge = vec![0u8; 70000];
+    expect_errno!(t.write(&huge), libc::EMSGSIZE, "70000-byte write");
+    let max = vec![0u8; 65535 + 14 + 4];
+    check!(t.write(&max).is_ok(), "a 65553-byte frame was refused");
+    check!(t.getiff().is_ok(), "device broken");
+    Ok(())
+}
+
 type TestFn = fn(Node) -> TestResult;
 
 /// (name, test, nodes it runs on). ABI tests run on C tun too: same client,
@@ -1036,6 +1142,11 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("guards_rps_cpus", t_guards_rps_cpus, &[RUST]),
     ("unguarded_mode", t_unguarded, &[RUST]),
     ("modinfo_params", t_modinfo, &[RUST]),
+    ("hostile_names", t_hostile_names, &[RUST, C]),
+    ("hostile_writes", t_hostile_writes, &[RUST, C]),
+    ("oversized_write", t_oversized_write, &[RUST]),
+    ("stress", t_stress, &[RUST]),
+    ("fuzz", t_fuzz, &[RUST]),
     ("unload_with_open_fd", t_unload_with_open_fd, &[RUST]),
 ];
 
@@ -1047,7 +1158,7 @@ fn teardown() {
     if let Ok(dir) = std::fs::read_dir("/sys/class/net") {
         for e in dir.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with("rt-") {
+            if ["rt-", "rtun", "rtap"].iter().any(|p| name.starts_with(p)) {
                 println!("# teardown: deleting leftover {name}");
                 let _ = sh(&format!("ip link del {name}"));
             }
@@ -1171,6 +1282,31 @@ fn main() {
         Some("test") => run_tests(args.get(2).map(String::as_str)),
         Some("tap-drain") if args.len() == 4 => tap_drain(&args[2], &args[3]),
         Some("attach") if args.len() == 4 => attach(&args[2], &args[3]),
+        Some("stress") if args.len() == 5 => {
+            match stress::stress(&args[2], args[3].parse().unwrap_or(1), args[4].parse().unwrap_or(10)) {
+                Ok(line) => {
+                    println!("{line}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("rtun: stress: {e}");
+                    1
+                }
+            }
+        }
+        Some("fuzz") if args.len() == 6 => {
+            let num = |i: usize| args[i].parse().unwrap_or(1);
+            match stress::fuzz(&args[2], num(3), num(4), num(5)) {
+                Ok(line) => {
+                    println!("{line}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("rtun: fuzz: {e}");
+                    1
+                }
+            }
+        }
         Some("bench-write") if args.len() == 6 => {
             let num = |i: usize| args[i].parse().unwrap_or(0);
             match bench_write(&args[2], &args[3], num(4), num(5)) {
@@ -1187,7 +1323,8 @@ fn main() {
         _ => {
             eprintln!(
                 "usage: rtun test [FILTER] | rtun tap-drain NODE NAME | rtun attach NODE NAME\n       \
-                 rtun bench-write NODE NAME FLOWS PACKETS"
+                 rtun bench-write NODE NAME FLOWS PACKETS | rtun stress NODE SEED SECS\n       \
+                 rtun fuzz NODE SEED ITERS PROCS"
             );
             2
         }

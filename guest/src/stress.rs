@@ -1,0 +1,342 @@
+//! The seeded stress run and the syscall fuzzer (issue 4): bounded in time
+//! and count, replayable from their seed.
+
+use crate::tun::*;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// xorshift64*: a small, seedable generator.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn write_file(path: &str, val: &str) -> Result<(), String> {
+    std::fs::write(path, val).map_err(|e| format!("write {val} to {path}: {e}"))
+}
+
+/// Brings `name` up or down with SIOCSIFFLAGS (no fork per flip).
+fn set_up(name: &str, up: bool) -> Result<(), i32> {
+    #[repr(C)]
+    struct IfReqFlags {
+        name: [u8; 16],
+        flags: i16,
+        pad: [u8; 22],
+    }
+    let mut ifr = IfReqFlags { name: [0; 16], flags: 0, pad: [0; 22] };
+    ifr.name[..name.len()].copy_from_slice(name.as_bytes());
+    // SAFETY: Plain socket for interface ioctls.
+    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
+    let r = ioctl_ptr(s, libc::SIOCGIFFLAGS, &mut ifr).and_then(|_| {
+        if up {
+            ifr.flags |= libc::IFF_UP as i16;
+        } else {
+            ifr.flags &= !(libc::IFF_UP as i16);
+        }
+        ioctl_ptr(s, libc::SIOCSIFFLAGS, &mut ifr)
+    });
+    // SAFETY: Our socket.
+    unsafe { libc::close(s) };
+    r.map(|_| ())
+}
+
+/// pktgen's counters of the last run on `dev`: (sofar, errors).
+fn pktgen_counts(dev: &str) -> (u64, u64) {
+    let text = std::fs::read_to_string(format!("/proc/net/pktgen/{dev}")).unwrap_or_default();
+    let num = |key: &str| {
+        text.split_whitespace()
+            .skip_while(|w| *w != key)
+            .nth(1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (num("pkts-sofar:"), num("errors:"))
+}
+
+/// A pktgen command, newline-terminated as pktgen's parser expects.
+fn pg(path: &str, cmd: &str) -> Result<(), String> {
+    write_file(path, &format!("{cmd}\n"))
+}
+
+/// The stress run: pktgen into a 4-queue TAP device while readers and
+/// writers work every queue, a queue is detached and re-attached, the
+/// device goes down and up, both RPS/RFS knobs flip, extra queues are
+/// opened and closed mid-transfer, and rmmod is attempted. At the end
+/// every packet pktgen handed to the driver is read or counted as dropped.
+pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
+    const DEV: &str = "rt-st0";
+    let q: Vec<Arc<Tun>> = (0..4)
+        .map(|i| {
+            Tun::create_nonblock(node, DEV, IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE)
+                .map(Arc::new)
+                .map_err(|e| format!("queue {i}: {e}"))
+        })
+        .collect::<Result<_, _>>()?;
+    ioctl_val(q[0].fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+    set_up(DEV, true).map_err(|e| format!("up: {e}"))?;
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let stop = Arc::new(AtomicBool::new(false));
+    let ops = Arc::new(AtomicU64::new(0));
+    let sent = Arc::new(AtomicU64::new(0));
+    let mut threads = Vec::new();
+
+    // pktgen, restarted whenever a down device ends its run.
+    let kt = "/proc/net/pktgen/kpktgend_0";
+    pg(kt, "rem_device_all")?;
+    pg(kt, &format!("add_device {DEV}"))?;
+    let devf = format!("/proc/net/pktgen/{DEV}");
+    for cmd in ["count 0", "clone_skb 0", "burst 1", "pkt_size 60", "xmit_mode start_xmit", "delay 0",
+        "queue_map_min 0", "queue_map_max 3", "dst 10.50.0.2", "dst_mac 02:00:00:00:00:02"] {
+        pg(&devf, cmd)?;
+    }
+    {
+        let (stop, sent) = (stop.clone(), sent.clone());
+        threads.push(thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = std::fs::write("/proc/net/pktgen/pgctrl", "start\n");
+                let (ok, err) = pktgen_counts(DEV);
+                sent.fetch_add(ok + err, Ordering::Relaxed);
+                thread::sleep(Duration::from_millis(5));
+            }
+        }));
+    }
+    // Readers and writers on every queue.
+    for (i, t) in q.iter().enumerate() {
+        let (t, stop, ops) = (t.clone(), stop.clone(), ops.clone());
+        let mut rng = Rng::new(seed ^ (i as u64 + 1));
+        threads.push(thread::spawn(move || {
+            let mut buf = vec![0u8; 2048];
+            while !stop.load(Ordering::Relaxed) {
+                let _ = t.read(&mut buf);
+                let len = 14 + rng.below(1500) as usize;
+                let mut frame = vec![0u8; len];
+                for b in frame.iter_mut() {
+                    *b = rng.next() as u8;
+                }
+                frame[12] = 0x08;
+                frame[13] = 0x00;
+                let _ = t.write(&frame);
+                ops.fetch_add(2, Ordering::Relaxed);
+            }
+        }));
+    }
+    // Detach and re-attach queue 3.
+    {
+        let (t, stop, ops) = (q[3].clone(), stop.clone(), ops.clone());
+        threads.push(thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let mut d = IfReq::new("", IFF_DETACH_QUEUE);
+                let _ = ioctl_ptr(t.fd(), TUNSETQUEUE, &mut d);
+                thread::sleep(Duration::from_millis(3));
+                let mut a = IfReq::new("", IFF_ATTACH_QUEUE);
+                let _ = ioctl_ptr(t.fd(), TUNSETQUEUE, &mut a);
+                thread::sleep(Duration::from_millis(3));
+                ops.fetch_add(2, Ordering::Relaxed);
+            }
+        }));
+    }
+    // Down and up; the RPS/RFS knobs.
+    {
+        let (stop, ops) = (stop.clone(), ops.clone());
+        let mut rng = Rng::new(seed ^ 0x55);
+        threads.push(thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                match rng.below(4) {
+                    0 => {
+                        let _ = set_up(DEV, false);
+                        thread::sleep(Duration::from_millis(2));
+                        let _ = set_up(DEV, true);
+                    }
+                    1 => {
+                        let _ = std::fs::write("/proc/sys/net/core/rps_sock_flow_entries", "32768");
+                    }
+                    2 => {
+                        let _ = std::fs::write("/proc/sys/net/core/rps_sock_flow_entries", "0");
+                    }
+                    _ => {
+                        let v = if rng.below(2) == 0 { "0" } else { "3" };
+                        let _ = std::fs::write(format!("/sys/class/net/{DEV}/queues/rx-0/rps_cpus"), v);
+                    }
+                }
+                ops.fetch_add(1, Ordering::Relaxed);
+                thread::sleep(Duration::from_millis(5));
+            }
+        }));
+    }
+    // Extra queues opened and closed mid-transfer; rmmod attempts.
+    {
+        let (stop, ops, node) = (stop.clone(), ops.clone(), node.to_string());
+        threads.push(thread::spawn(move || {
+            let mut buf = vec![0u8; 2048];
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok(t) = Tun::create_nonblock(&node, DEV, IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE) {
+                    for _ in 0..20 {
+                        let _ = t.read(&mut buf);
+                    }
+                    drop(t);
+                }
+                let name = std::ffi::CString::new("rust_tun").expect("no NUL");
+                // SAFETY: delete_module with a valid name; it must fail while files are open.
+                let r = unsafe { libc::syscall(libc::SYS_delete_module, name.as_ptr(), libc::O_NONBLOCK) };
+                if r == 0 {
+                    eprintln!("stress: rust_tun was unloaded with open files");
+                    std::process::exit(3);
+                }
+                ops.fetch_add(2, Ordering::Relaxed);
+            }
+        }));
+    }
+
+    while Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(100));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let _ = std::fs::write("/proc/net/pktgen/pgctrl", "stop\n");
+    for t in threads {
+        t.join().map_err(|_| "a stress thread panicked")?;
+    }
+    let _ = std::fs::write("/proc/net/pktgen/kpktgend_0", "rem_device_all\n");
+    let _ = std::fs::write("/proc/sys/net/core/rps_sock_flow_entries", "0");
+    let _ = std::fs::write(format!("/sys/class/net/{DEV}/queues/rx-0/rps_cpus"), "0");
+    // Close every queue (their rings are purged into tx_dropped), then count.
+    let fd0 = q[0].file.as_raw_fd();
+    let _ = fd0;
+    drop(q);
+    let tx_packets = stat(DEV, "tx_packets");
+    let tx_dropped = stat(DEV, "tx_dropped");
+    let sent = sent.load(Ordering::Relaxed);
+    let t = Tun::create(node, DEV, IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE).map_err(|e| format!("re-attach: {e}"))?;
+    ioctl_val(t.fd(), TUNSETPERSIST, 0).map_err(|e| format!("TUNSETPERSIST 0: {e}"))?;
+    drop(t);
+    let summary = format!(
+        "seed={seed} secs={secs} ops={} pktgen_xmit={sent} tx_packets={tx_packets} tx_dropped={tx_dropped}",
+        ops.load(Ordering::Relaxed)
+    );
+    if sent == 0 || sent != tx_packets + tx_dropped {
+        return Err(format!("counters do not balance: {summary}"));
+    }
+    Ok(summary)
+}
+
+/// The syscall fuzzer: `procs` processes, each `iters` random operations
+/// (open, ioctl with random commands/flags/names/pointers, write, read,
+/// poll, close) on `node`, from `seed` + process number.
+pub fn fuzz(node: &str, seed: u64, iters: u64, procs: u64) -> Result<String, String> {
+    let mut children = Vec::new();
+    for p in 0..procs {
+        // SAFETY: fork in a single-threaded process (the test runner calls
+        // us from a fresh `rtun fuzz` process).
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            fuzz_one(node, seed.wrapping_add(p), iters);
+            // SAFETY: Leave the child without running parent destructors.
+            unsafe { libc::_exit(0) };
+        }
+        if pid < 0 {
+            return Err(format!("fork: errno {}", errno()));
+        }
+        children.push(pid);
+    }
+    let mut failed = 0;
+    for pid in children {
+        let mut status = 0;
+        // SAFETY: Waiting for our child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+            failed += 1;
+        }
+    }
+    if failed != 0 {
+        return Err(format!("{failed} fuzz processes died"));
+    }
+    Ok(format!("seed={seed} procs={procs} iterations={}", iters * procs))
+}
+
+fn fuzz_one(node: &str, seed: u64, iters: u64) {
+    let mut rng = Rng::new(seed);
+    let mut fds: Vec<std::fs::File> = Vec::new();
+    let names = ["rt-fz0", "rt-fz1", "rt-fz2", "", "rt-fz%d", "rt-fuzz-name-too-long"];
+    let cmds = [TUNSETIFF, TUNGETIFF, TUNSETPERSIST, TUNGETFEATURES, TUNSETQUEUE, TUNSETOWNER, TUNSETGROUP,
+        0x400454ca, 0x800454d2, 0x54ff];
+    let flag_bits = [IFF_TUN, IFF_TAP, IFF_NO_PI, IFF_MULTI_QUEUE, IFF_TUN_EXCL, IFF_NO_CARRIER,
+        IFF_ATTACH_QUEUE, IFF_DETACH_QUEUE, 0x4000, 0x0010];
+    let mut buf = vec![0u8; 4096];
+    for _ in 0..iters {
+        match rng.below(8) {
+            0 if fds.len() < 8 => {
+                if let Ok(f) = Tun::open_node(node) {
+                    fds.push(f);
+                }
+            }
+            1 if !fds.is_empty() => {
+                let i = rng.below(fds.len() as u64) as usize;
+                fds.swap_remove(i);
+            }
+            2 | 3 if !fds.is_empty() => {
+                let fd = fds[rng.below(fds.len() as u64) as usize].as_raw_fd();
+                let cmd = cmds[rng.below(cmds.len() as u64) as usize];
+                let mut flags = 0u16;
+                for _ in 0..rng.below(4) {
+                    flags |= flag_bits[rng.below(flag_bits.len() as u64) as usize];
+                }
+                let mut ifr = IfReq::new(names[rng.below(names.len() as u64) as usize], flags);
+                match rng.below(4) {
+                    0 => {
+                        let _ = ioctl_val(fd, cmd, rng.below(3) as libc::c_ulong);
+                    }
+                    1 => {
+                        let _ = ioctl_ptr(fd, cmd, 8usize as *mut IfReq);
+                    }
+                    _ => {
+                        let _ = ioctl_ptr(fd, cmd, &mut ifr);
+                    }
+                }
+            }
+            4 | 5 if !fds.is_empty() => {
+                let fd = fds[rng.below(fds.len() as u64) as usize].as_raw_fd();
+                let len = match rng.below(4) {
+                    0 => 0,
+                    1 => rng.below(20) as usize,
+                    2 => rng.below(1600) as usize,
+                    _ => rng.below(4096) as usize,
+                };
+                for b in buf[..len].iter_mut() {
+                    *b = rng.next() as u8;
+                }
+                if len > 0 && rng.below(2) == 0 {
+                    buf[0] = 0x45;
+                }
+                let _ = fd_write(fd, &buf[..len]);
+            }
+            6 if !fds.is_empty() => {
+                let fd = fds[rng.below(fds.len() as u64) as usize].as_raw_fd();
+                // SAFETY: Setting O_NONBLOCK on our fd before reading.
+                unsafe { libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) };
+                let len = rng.below(4096) as usize;
+                let _ = fd_read(fd, &mut buf[..len]);
+            }
+            7 if !fds.is_empty() => {
+                let fd = fds[rng.below(fds.len() as u64) as usize].as_raw_fd();
+                let _ = poll_fd(fd, libc::POLLIN | libc::POLLOUT, Duration::ZERO);
+            }
+            _ => {}
+        }
+    }
+}
