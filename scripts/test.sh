@@ -9,10 +9,21 @@
 # Prints KTAP from the guest, then the closing line "N passed, N failed";
 # exits non-zero on any failure, kernel splat, or unfinished guest.
 #
-# usage: scripts/test.sh [FILTER]
+# usage: scripts/test.sh [--debug] [NAME=VALUE...] [FILTER]
+#   --debug      also build the debug kernel (KASAN, lockdep, kmemleak, ...)
+#                and run the whole guest suite on it
+#   NAME=VALUE   passed to the guest tests: RTUN_SEED, RTUN_STRESS_SECS,
+#                RTUN_FUZZ_ITERS
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
-filter=${1:-}
+debug=0
+guest_args=()
+for a in "$@"; do
+	case $a in
+	--debug) debug=1 ;;
+	*) guest_args+=("$a") ;;
+	esac
+done
 
 passed=0 failed=0
 step() { # step NAME COMMAND...: a host-side check counted as one test
@@ -50,9 +61,16 @@ step build mk
 step guest-programs bash "$RT_TOP/scripts/build-guest.sh" --test
 step host-logic bash -c "cd '$RT_TOP/hosttest' && RUSTC=$RT_RUSTC $RT_CARGO test --locked"
 
-log=$(mktemp /tmp/rtun-test-log.XXXXXX)
-if [ -f "$RT_TOP/rust_tun.ko" ] && [ -x "$(rt_guest_bin)" ]; then
-	bash "$RT_TOP/scripts/run-guest.sh" --log "$log" "$RT_TOP/scripts/guest/tests.sh" $filter
+guest_suite() { # guest_suite FLAVOR KDIR
+	local flavor=$1 kd=$2 log gp gf plan grc
+	log=$(mktemp /tmp/rtun-test-log.XXXXXX)
+	if [ "$flavor" != test ]; then
+		# The module must be built against the kernel it runs on.
+		make -C "$RT_TOP" KDIR="$kd" >/dev/null ||
+			{ rt_log "module build for $flavor failed"; failed=$((failed + 1)); return; }
+	fi
+	bash "$RT_TOP/scripts/run-guest.sh" --kernel "$flavor" --timeout 3600 --log "$log" \
+		"$RT_TOP/scripts/guest/tests.sh" "${guest_args[@]}"
 	grc=$?
 	gp=$(grep -cE '^ok [0-9]+ ' "$log")
 	gf=$(grep -cE '^not ok [0-9]+ ' "$log")
@@ -60,16 +78,27 @@ if [ -f "$RT_TOP/rust_tun.ko" ] && [ -x "$(rt_guest_bin)" ]; then
 	passed=$((passed + gp))
 	failed=$((failed + gf))
 	# A guest that did not finish its plan, or failed outside the tests
-	# (kernel splat, verdict), is one more failure.
+	# (kernel splat, kmemleak, verdict), is one more failure.
 	if [ "${plan:-0}" = 0 ] || [ $((gp + gf)) != "${plan:-0}" ]; then
-		rt_log "guest ran $((gp + gf)) of ${plan:-?} planned tests"
+		rt_log "$flavor guest ran $((gp + gf)) of ${plan:-?} planned tests"
 		failed=$((failed + 1))
 	elif [ $grc != 0 ] && [ $gf = 0 ]; then
 		failed=$((failed + 1))
+	fi
+	rm -f "$log"
+}
+
+if [ -f "$RT_TOP/rust_tun.ko" ] && [ -x "$(rt_guest_bin)" ]; then
+	guest_suite test "$kdir"
+	if [ $debug = 1 ]; then
+		dkdir=$(bash "$RT_TOP/scripts/build-kernel.sh" debug) && [ -d "$dkdir" ] &&
+			guest_suite debug "$dkdir" ||
+			{ rt_log "debug kernel unavailable"; failed=$((failed + 1)); }
+		# Leave the module built for the test kernel.
+		make -C "$RT_TOP" KDIR="$kdir" >/dev/null
 	fi
 else
 	rt_log "nothing to boot: module or guest programs missing"
 	failed=$((failed + 1))
 fi
-rm -f "$log"
 finish

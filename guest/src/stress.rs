@@ -158,16 +158,16 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
         let mut rng = Rng::new(seed ^ 0x55);
         threads.push(thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
-                match rng.below(4) {
+                match rng.below(16) {
                     0 => {
                         let _ = set_up(DEV, false);
                         thread::sleep(Duration::from_millis(2));
                         let _ = set_up(DEV, true);
                     }
-                    1 => {
+                    1..=5 => {
                         let _ = std::fs::write("/proc/sys/net/core/rps_sock_flow_entries", "32768");
                     }
-                    2 => {
+                    6..=10 => {
                         let _ = std::fs::write("/proc/sys/net/core/rps_sock_flow_entries", "0");
                     }
                     _ => {
@@ -297,7 +297,7 @@ fn fuzz_one(node: &str, seed: u64, iters: u64) {
                     flags |= flag_bits[rng.below(flag_bits.len() as u64) as usize];
                 }
                 let mut ifr = IfReq::new(names[rng.below(names.len() as u64) as usize], flags);
-                match rng.below(4) {
+                match rng.below(16) {
                     0 => {
                         let _ = ioctl_val(fd, cmd, rng.below(3) as libc::c_ulong);
                     }
