@@ -43,6 +43,12 @@ const unsigned long RTUN_HZ = HZ;
 const unsigned long RTUN_NETDEV_CHANGE_TX_QUEUE_LEN = NETDEV_CHANGE_TX_QUEUE_LEN;
 const int RTUN_NOTIFY_DONE = NOTIFY_DONE;
 /* Field offsets for the inline readers in sys.rs (C reads these inline). */
+const unsigned long RTUN_NETDEV_PRIV = offsetof(struct net_device, priv);
+#ifdef CONFIG_PCPU_DEV_REFCNT
+const unsigned long RTUN_NETDEV_PCPU_REFCNT = offsetof(struct net_device, pcpu_refcnt);
+#endif
+const unsigned long RTUN_SKB_DESTRUCTOR = offsetof(struct sk_buff, destructor);
+const unsigned int RTUN_SKB_DROP_REASON_NOT_SPECIFIED = SKB_DROP_REASON_NOT_SPECIFIED;
 const unsigned long RTUN_SKB_LEN = offsetof(struct sk_buff, len);
 const unsigned long RTUN_SKB_QUEUE_MAPPING = offsetof(struct sk_buff, queue_mapping);
 const unsigned long RTUN_SKB_PROTOCOL = offsetof(struct sk_buff, protocol);

@@ -391,22 +391,23 @@ impl WaitQueue {
         })
     }
 
-    /// `wait_event_interruptible()`: sleeps until `cond` gives a value;
-    /// `ERESTARTSYS` if a signal arrives first.
+    /// Sleeps until `cond` gives a value; `ERESTARTSYS` if a signal
+    /// arrives first. The loop of tun.c's `tun_ring_recv()`: the entry is
+    /// added once (`add_wait_queue`, default wake function) and stays on
+    /// the queue across wake-ups, so a wake-up costs no re-queueing.
     pub(crate) fn wait_interruptible<R>(&self, mut cond: impl FnMut() -> Option<R>) -> Result<R> {
         let entry = Opaque::<bindings::wait_queue_entry>::uninit();
-        // SAFETY: `entry` is valid for writes.
-        unsafe { bindings::rtun_init_wait(entry.get()) };
+        // SAFETY: `entry` is valid for writes; `head` is initialised and
+        // pinned; `entry` stays on the queue only until `remove_wait_queue`
+        // below, within this frame.
+        unsafe {
+            bindings::rtun_init_waitqueue_entry_current(entry.get());
+            bindings::add_wait_queue(self.head.get(), entry.get());
+        }
         let ret = loop {
-            // SAFETY: `head` is initialised and pinned; `entry` is initialised
-            // and outlives its time on the queue (`finish_wait` below).
-            unsafe {
-                bindings::prepare_to_wait(
-                    self.head.get(),
-                    entry.get(),
-                    bindings::RTUN_TASK_INTERRUPTIBLE,
-                )
-            };
+            // SAFETY: Always allowed; `set_current_state` orders the state
+            // write before `cond`'s reads (it has a full barrier).
+            unsafe { bindings::rtun_set_current_state_interruptible() };
             if let Some(v) = cond() {
                 break Ok(v);
             }
@@ -418,8 +419,11 @@ impl WaitQueue {
             // takes and releases its locks).
             unsafe { bindings::schedule() };
         };
-        // SAFETY: Removes `entry` from `head` if still queued.
-        unsafe { bindings::finish_wait(self.head.get(), entry.get()) };
+        // SAFETY: Back to running; `entry` leaves the queue before it dies.
+        unsafe {
+            bindings::rtun_set_current_state_running();
+            bindings::remove_wait_queue(self.head.get(), entry.get());
+        }
         ret
     }
 
@@ -449,7 +453,9 @@ impl WaitQueue {
             ptr::read_volatile(list.cast::<*mut u8>()) != list
         };
         if active {
-            self.wake_up_poll(mask);
+            // SAFETY: `head` is initialised. The sync variant, as
+            // `sock_def_readable()` (tun.c's `sk_data_ready`) uses.
+            unsafe { bindings::rtun_wake_up_interruptible_sync_poll(self.head.get(), mask) };
         }
     }
 }
@@ -503,15 +509,20 @@ impl IovIter {
         }
     }
 
-    /// `copy_from_iter_full()`: fills `buf` entirely or fails with `EFAULT`.
+    /// `copy_from_iter_full()`: fills `buf` entirely or fails with `EFAULT`
+    /// (leaving the iterator as it was), inline over `_copy_from_iter()`.
+    #[inline(always)]
     pub(crate) fn copy_from(&mut self, buf: &mut [u8]) -> Result {
-        // SAFETY: `buf` is valid for `buf.len()` bytes of writes.
-        if unsafe { bindings::rtun_copy_from_iter_full(buf.as_mut_ptr().cast(), buf.len(), self.0) }
-        {
-            Ok(())
-        } else {
-            Err(EFAULT)
+        // SAFETY: `buf` is valid for `buf.len()` bytes of writes; the
+        // iterator is valid for the call.
+        let copied =
+            unsafe { bindings::_copy_from_iter(buf.as_mut_ptr().cast(), buf.len(), self.0) };
+        if copied == buf.len() {
+            return Ok(());
         }
+        // SAFETY: Gives back what was consumed, as `copy_from_iter_full()`.
+        unsafe { bindings::iov_iter_revert(self.0, copied) };
+        Err(EFAULT)
     }
 
     /// `copy_to_iter()` of all of `buf`, or `EFAULT`.
@@ -525,13 +536,18 @@ impl IovIter {
         }
     }
 
-    /// `skb_copy_datagram_iter()`: `len` bytes of `skb` from offset 0.
+    /// `skb_copy_datagram_iter()`: `len` bytes of `skb` from offset 0;
+    /// `EFAULT` if user memory faults.
     pub(crate) fn copy_skb(&mut self, skb: &SkBuff, len: u32) -> Result {
         // SAFETY: `skb` is a valid skb we own; `len <= skb.len()` is
         // checked by `skb_copy_datagram_iter` itself.
-        to_result(unsafe {
-            bindings::skb_copy_datagram_iter(skb.0.as_ptr(), 0, self.0, len as c_int)
-        })
+        let err =
+            unsafe { bindings::skb_copy_datagram_iter(skb.0.as_ptr(), 0, self.0, len as c_int) };
+        if err == 0 {
+            Ok(())
+        } else {
+            Err(EFAULT)
+        }
     }
 }
 
@@ -606,29 +622,42 @@ impl SkBuff {
         unsafe { bindings::rtun_skb_get_hash_symmetric(self.0.as_ptr()) }
     }
 
-    /// `skb_record_rx_queue()`.
+    /// `skb_record_rx_queue()`: `skb->queue_mapping = queue + 1`, inline.
+    #[inline(always)]
     pub(crate) fn record_rx_queue(&mut self, queue: u16) {
-        // SAFETY: Valid skb we own.
-        unsafe { bindings::rtun_skb_record_rx_queue(self.0.as_ptr(), queue) }
+        // SAFETY: Valid skb we own; `queue_mapping` is a `__u16` at its
+        // `offsetof`.
+        unsafe {
+            ptr::write(
+                self.0
+                    .as_ptr()
+                    .cast::<u8>()
+                    .add(bindings::RTUN_SKB_QUEUE_MAPPING as usize)
+                    .cast::<u16>(),
+                queue.wrapping_add(1),
+            )
+        }
     }
 
     /// `skb_orphan()`: drops the owning socket's claim, as tun does before
     /// holding an skb indefinitely.
+    #[inline(always)]
     pub(crate) fn orphan(&mut self) {
-        // SAFETY: Valid skb we own.
-        unsafe { bindings::rtun_skb_orphan(self.0.as_ptr()) }
+        // SAFETY: `destructor` is a function pointer field; an skb without
+        // one has nothing to orphan (the common case, tested inline as C's
+        // inline `skb_orphan()` does).
+        let destructor: *const c_void = unsafe { self.field(bindings::RTUN_SKB_DESTRUCTOR) };
+        if !destructor.is_null() {
+            // SAFETY: Valid skb we own.
+            unsafe { bindings::rtun_skb_orphan(self.0.as_ptr()) }
+        }
     }
 
     /// Makes an L3 packet from `dev`: `skb_reset_mac_header()`, `skb->protocol`
     /// (network byte order) and `skb->dev`.
     pub(crate) fn set_l3(&mut self, protocol_be: u16, dev: &NetDevice) {
         // SAFETY: Valid skb we own; `dev` is a valid device.
-        unsafe {
-            bindings::rtun_skb_reset_mac_header(self.0.as_ptr());
-            bindings::rtun_skb_reset_network_header(self.0.as_ptr());
-            bindings::rtun_skb_set_protocol(self.0.as_ptr(), protocol_be);
-            bindings::rtun_skb_set_dev(self.0.as_ptr(), dev.as_ptr());
-        }
+        unsafe { bindings::rtun_skb_set_l3(self.0.as_ptr(), protocol_be, dev.as_ptr()) }
     }
 
     /// `skb->protocol = eth_type_trans(skb, dev)` (needs `ETH_HLEN` bytes).
@@ -650,10 +679,25 @@ impl SkBuff {
     }
 
     /// `consume_skb()`: frees a packet that was delivered (not a drop).
+    /// Without tracepoints C's `consume_skb()` is the inline `kfree_skb()`,
+    /// i.e. `sk_skb_reason_drop(NULL, skb, NOT_SPECIFIED)`: call that.
+    #[inline(always)]
     pub(crate) fn consume(self) {
         let p = core::mem::ManuallyDrop::new(self).0;
+        #[cfg(CONFIG_TRACEPOINTS)]
         // SAFETY: We own the skb and free it.
-        unsafe { bindings::rtun_consume_skb(p.as_ptr()) };
+        unsafe {
+            bindings::consume_skb(p.as_ptr())
+        };
+        #[cfg(not(CONFIG_TRACEPOINTS))]
+        // SAFETY: We own the skb and free it.
+        unsafe {
+            bindings::sk_skb_reason_drop(
+                ptr::null_mut(),
+                p.as_ptr(),
+                bindings::RTUN_SKB_DROP_REASON_NOT_SPECIFIED,
+            )
+        };
     }
 }
 
@@ -701,11 +745,20 @@ impl NetDevice {
         self.0.get()
     }
 
-    /// The driver state in the private area (`netdev_priv()`).
+    /// The driver state in the private area (`netdev_priv()`, which is
+    /// `dev->priv`: computed inline).
+    #[inline(always)]
     pub(crate) fn tun(&self) -> &crate::Tun {
-        // SAFETY: By the type invariants the private area holds an
-        // initialised `Tun` while the device is alive.
-        unsafe { &*bindings::rtun_netdev_priv(self.as_ptr()).cast::<crate::Tun>() }
+        // SAFETY: By the type invariants the private area, at
+        // `offsetof(struct net_device, priv)`, holds an initialised `Tun`
+        // while the device is alive.
+        unsafe {
+            &*self
+                .as_ptr()
+                .cast::<u8>()
+                .add(bindings::RTUN_NETDEV_PRIV as usize)
+                .cast::<crate::Tun>()
+        }
     }
 
     /// `dev->name`.
@@ -795,11 +848,54 @@ impl NetDevice {
     }
 
     /// Takes a reference (`dev_hold()`).
+    #[inline(always)]
     pub(crate) fn hold(&self) -> DevRef {
-        // SAFETY: Valid device.
-        unsafe { bindings::rtun_dev_hold(self.as_ptr()) };
+        self.refcnt_add::<true>();
         // INVARIANT: The reference just taken.
         DevRef(NonNull::from(self))
+    }
+
+    /// `dev_hold()` (`INC`) or `dev_put()`: with per-CPU device refcounts
+    /// and no refcount tracker, C's inline `this_cpu_inc/dec(*dev->pcpu_refcnt)`,
+    /// one `%gs`-relative instruction; otherwise the C shims.
+    #[inline(always)]
+    fn refcnt_add<const INC: bool>(&self) {
+        #[cfg(all(
+            CONFIG_PCPU_DEV_REFCNT,
+            not(CONFIG_NET_DEV_REFCNT_TRACKER),
+            target_arch = "x86_64"
+        ))]
+        {
+            // SAFETY: `pcpu_refcnt` is the device's `int __percpu *`, valid
+            // while the device is (this is a live device or a reference we
+            // own); per-CPU pointers are offsets from %gs on x86_64.
+            unsafe {
+                let pcpu = ptr::read(
+                    self.as_ptr()
+                        .cast::<u8>()
+                        .add(bindings::RTUN_NETDEV_PCPU_REFCNT as usize)
+                        .cast::<*mut i32>(),
+                );
+                if INC {
+                    ::core::arch::asm!("incl %gs:({0})", in(reg) pcpu, options(att_syntax, nostack));
+                } else {
+                    ::core::arch::asm!("decl %gs:({0})", in(reg) pcpu, options(att_syntax, nostack));
+                }
+            }
+        }
+        #[cfg(not(all(
+            CONFIG_PCPU_DEV_REFCNT,
+            not(CONFIG_NET_DEV_REFCNT_TRACKER),
+            target_arch = "x86_64"
+        )))]
+        // SAFETY: Valid device.
+        unsafe {
+            if INC {
+                bindings::rtun_dev_hold(self.as_ptr())
+            } else {
+                bindings::rtun_dev_put(self.as_ptr())
+            }
+        }
     }
 
     /// `__dev_get_by_name()`, if the device found is one of ours.
@@ -844,9 +940,10 @@ impl core::ops::Deref for DevRef {
 }
 
 impl Drop for DevRef {
+    #[inline(always)]
     fn drop(&mut self) {
-        // SAFETY: Gives back the reference we own.
-        unsafe { bindings::rtun_dev_put(self.0.as_ref().as_ptr()) };
+        // Gives back the reference we own (type invariants).
+        self.refcnt_add::<false>();
     }
 }
 
@@ -1193,7 +1290,8 @@ unsafe extern "C" fn tun_net_xmit<const UNGUARDED: bool>(
             NetDevice::from_raw(dev),
         )
     };
-    crate::tun_net_xmit::<UNGUARDED>(skb, dev)
+    // `ndo_start_xmit` always runs with bottom halves off.
+    crate::tun_net_xmit::<UNGUARDED>(skb, dev, &BhOff(PhantomData))
 }
 
 /// `ndo_select_queue`.
@@ -1370,6 +1468,19 @@ unsafe fn tfile_of<'a>(file: *mut bindings::file) -> ArcBorrow<'a, crate::TunFil
     unsafe { ArcBorrow::from_raw((*file).private_data.cast::<crate::TunFile>()) }
 }
 
+/// The `TunFile` behind `file->private_data`, by plain reference (the data
+/// path needs no new `Arc`; `ArcBorrow::from_raw` costs an out-of-line
+/// layout computation per call).
+///
+/// # Safety
+///
+/// As for [`tfile_of`].
+#[inline(always)]
+unsafe fn tfile_ref<'a>(file: *mut bindings::file) -> &'a crate::TunFile {
+    // SAFETY: See `tfile_of`; `Arc::into_raw` points at the `TunFile`.
+    unsafe { &*(*file).private_data.cast::<crate::TunFile>() }
+}
+
 /// Whether the call must not block.
 ///
 /// # Safety
@@ -1426,9 +1537,9 @@ unsafe extern "C" fn tun_chr_read_iter(
     to: *mut bindings::iov_iter,
 ) -> isize {
     // SAFETY: Valid `iocb` of an open file of ours; `to` valid for the call.
-    let (tfile, nb) = unsafe { (tfile_of((*iocb).ki_filp), noblock(iocb)) };
+    let (tfile, nb) = unsafe { (tfile_ref((*iocb).ki_filp), noblock(iocb)) };
     let mut to = IovIter(to);
-    match crate::tun_chr_read_iter(&tfile, &mut to, nb) {
+    match crate::tun_chr_read_iter(tfile, &mut to, nb) {
         Ok(n) => n as isize,
         Err(e) => e.to_errno() as isize,
     }
@@ -1445,9 +1556,9 @@ unsafe extern "C" fn tun_chr_write_iter(
     from: *mut bindings::iov_iter,
 ) -> isize {
     // SAFETY: Valid `iocb` of an open file of ours; `from` valid for the call.
-    let (tfile, nb) = unsafe { (tfile_of((*iocb).ki_filp), noblock(iocb)) };
+    let (tfile, nb) = unsafe { (tfile_ref((*iocb).ki_filp), noblock(iocb)) };
     let mut from = IovIter(from);
-    match crate::tun_chr_write_iter(&tfile, &mut from, nb) {
+    match crate::tun_chr_write_iter(tfile, &mut from, nb) {
         Ok(n) => n as isize,
         Err(e) => e.to_errno() as isize,
     }
@@ -1463,8 +1574,8 @@ unsafe extern "C" fn tun_chr_poll(
     table: *mut bindings::poll_table_struct,
 ) -> c_uint {
     // SAFETY: An open file of ours.
-    let tfile = unsafe { tfile_of(file) };
-    crate::tun_chr_poll(&tfile, &PollTable { file, table })
+    let tfile = unsafe { tfile_ref(file) };
+    crate::tun_chr_poll(tfile, &PollTable { file, table })
 }
 
 /// `file_operations.unlocked_ioctl`.
@@ -1717,10 +1828,11 @@ pub(crate) fn rps_sock_flow_entry(hash: u32) -> Option<u32> {
 // ---------------------------------------------------------------------------
 // Time and timers.
 
-/// `jiffies`.
+/// `jiffies`, read inline (READ_ONCE of the exported counter).
+#[inline(always)]
 pub(crate) fn jiffies() -> u64 {
-    // SAFETY: Reads the jiffies counter.
-    unsafe { bindings::rtun_jiffies() as u64 }
+    // SAFETY: `jiffies` is a live, exported `volatile unsigned long`.
+    unsafe { ptr::read_volatile(ptr::addr_of!(bindings::jiffies)) as u64 }
 }
 
 /// `HZ`.
@@ -2247,3 +2359,275 @@ unsafe extern "C" fn micro_bench_open(
 
 /// The fops of `micro_bench`.
 pub(crate) static MICRO_BENCH_FOPS: DebugfsFops = DebugfsFops::new(micro_bench_open);
+
+// ---------------------------------------------------------------------------
+// The transmit ring.
+
+/// `spin_lock()`: with out-of-line spinlocks (`!CONFIG_INLINE_SPIN_LOCK`)
+/// C's inline `spin_lock()` is a call of `_raw_spin_lock(&lock->rlock)`;
+/// make the same call rather than go through the `kernel` crate's helper.
+///
+/// # Safety
+///
+/// `lock` is an initialised spinlock; the caller follows its context rules.
+#[inline(always)]
+unsafe fn spin_lock(lock: *mut kernel::bindings::spinlock_t) {
+    #[cfg(not(any(CONFIG_INLINE_SPIN_LOCK, CONFIG_PREEMPT_RT)))]
+    // CAST: `rlock` is the first member of `spinlock_t` without PREEMPT_RT.
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        kernel::bindings::_raw_spin_lock(lock.cast())
+    };
+    #[cfg(any(CONFIG_INLINE_SPIN_LOCK, CONFIG_PREEMPT_RT))]
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        kernel::bindings::spin_lock(lock)
+    };
+}
+
+/// `spin_unlock()`: out of line only with `CONFIG_UNINLINE_SPIN_UNLOCK`
+/// (C then calls `_raw_spin_unlock()`); otherwise C inlines the release
+/// store, and we go through the `kernel` crate's helper.
+///
+/// # Safety
+///
+/// The caller holds `lock`.
+#[inline(always)]
+unsafe fn spin_unlock(lock: *mut kernel::bindings::spinlock_t) {
+    #[cfg(all(CONFIG_UNINLINE_SPIN_UNLOCK, not(CONFIG_PREEMPT_RT)))]
+    // CAST: As in `spin_lock`.
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        kernel::bindings::_raw_spin_unlock(lock.cast())
+    };
+    #[cfg(not(all(CONFIG_UNINLINE_SPIN_UNLOCK, not(CONFIG_PREEMPT_RT))))]
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        kernel::bindings::spin_unlock(lock)
+    };
+}
+
+/// Proof that bottom halves are off: only `ndo_start_xmit` makes one.
+pub(crate) struct BhOff(PhantomData<*mut ()>);
+
+/// A bounded FIFO of owned skbs with separate producer and consumer locks:
+/// `include/linux/ptr_ring.h` (which tun.c's `tx_ring` is), without its
+/// batching. A slot is empty when null; the producer fills the slot at its
+/// index if it is empty, the consumer empties the slot at its index if it
+/// is full, so the two sides only meet through the slots.
+///
+/// The producer lock is taken with bottom halves off (the transmit path,
+/// or `_bh` from process context); the consumer lock only in process
+/// context, so the reader pays no BH toggling.
+///
+/// # Invariants
+///
+/// `slots` (the vector itself) changes only with both locks held;
+/// `producer` only under the producer lock; `consumer` only under the
+/// consumer lock. A non-null slot owns its skb.
+#[pin_data(PinnedDrop)]
+pub(crate) struct SkbRing {
+    #[pin]
+    producer_lock: Opaque<kernel::bindings::spinlock_t>,
+    #[pin]
+    consumer_lock: Opaque<kernel::bindings::spinlock_t>,
+    slots: UnsafeCell<KVec<AtomicPtr<bindings::sk_buff>>>,
+    producer: UnsafeCell<usize>,
+    consumer: UnsafeCell<usize>,
+}
+
+// SAFETY: Every field is accessed under the lock the invariants name, and
+// skbs may be freed from any thread.
+unsafe impl Send for SkbRing {}
+// SAFETY: As above.
+unsafe impl Sync for SkbRing {}
+
+/// Storage for an [`SkbRing`], allocated outside its locks.
+pub(crate) struct RingSlots(KVec<AtomicPtr<bindings::sk_buff>>);
+
+impl RingSlots {
+    /// Room for `len` packets (at least one).
+    pub(crate) fn new(len: usize) -> Result<Self> {
+        let len = len.max(1);
+        let mut v = KVec::with_capacity(len, GFP_KERNEL)?;
+        for _ in 0..len {
+            v.push(AtomicPtr::new(ptr::null_mut()), GFP_KERNEL)?;
+        }
+        Ok(Self(v))
+    }
+}
+
+impl SkbRing {
+    /// An empty ring with no storage (`ptr_ring_init(0)`); every produce
+    /// fails until [`SkbRing::resize`].
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            // SAFETY: `slot` is valid for writes; name and key are static.
+            producer_lock <- Opaque::ffi_init(|slot| unsafe {
+                kernel::bindings::__spin_lock_init(
+                    slot,
+                    kernel::c_str!("SkbRing::producer").as_char_ptr(),
+                    // CAST: `LockClassKey` is a transparent `lock_class_key`.
+                    ptr::from_ref(kernel::static_lock_class!()).cast_mut().cast(),
+                )
+            }),
+            // SAFETY: As above.
+            consumer_lock <- Opaque::ffi_init(|slot| unsafe {
+                kernel::bindings::__spin_lock_init(
+                    slot,
+                    kernel::c_str!("SkbRing::consumer").as_char_ptr(),
+                    // CAST: `LockClassKey` is a transparent `lock_class_key`.
+                    ptr::from_ref(kernel::static_lock_class!()).cast_mut().cast(),
+                )
+            }),
+            slots: UnsafeCell::new(KVec::new()),
+            producer: UnsafeCell::new(0),
+            consumer: UnsafeCell::new(0),
+        })
+    }
+
+    /// `ptr_ring_produce()` from the transmit path; gives the packet back
+    /// when the ring is full.
+    #[inline]
+    pub(crate) fn produce(&self, skb: SkBuff, _bh: &BhOff) -> core::result::Result<(), SkBuff> {
+        // SAFETY: Bottom halves are off (`_bh`), as the producer lock needs.
+        unsafe { spin_lock(self.producer_lock.get()) };
+        // SAFETY: The producer lock is held: `slots` cannot change and
+        // `producer` is ours (type invariants).
+        let ret = unsafe {
+            let slots = &*self.slots.get();
+            let i = *self.producer.get();
+            match slots.get(i) {
+                Some(slot) if slot.load(Ordering::Acquire).is_null() => {
+                    // INVARIANT: The slot now owns the skb.
+                    slot.store(
+                        core::mem::ManuallyDrop::new(skb).0.as_ptr(),
+                        Ordering::Release,
+                    );
+                    *self.producer.get() = if i + 1 == slots.len() { 0 } else { i + 1 };
+                    Ok(())
+                }
+                _ => Err(skb),
+            }
+        };
+        // SAFETY: Taken above.
+        unsafe { spin_unlock(self.producer_lock.get()) };
+        ret
+    }
+
+    /// `ptr_ring_consume()`, from process context.
+    #[inline]
+    pub(crate) fn consume(&self) -> Option<SkBuff> {
+        // SAFETY: Process context; the consumer lock is never taken from a
+        // bottom half.
+        unsafe { spin_lock(self.consumer_lock.get()) };
+        // SAFETY: The consumer lock is held: `slots` cannot change and
+        // `consumer` is ours (type invariants).
+        let ret = unsafe {
+            let slots = &*self.slots.get();
+            let i = *self.consumer.get();
+            slots.get(i).and_then(|slot| {
+                let p = slot.load(Ordering::Acquire);
+                let skb = NonNull::new(p)?;
+                // Emptying the slot hands it back to the producer.
+                slot.store(ptr::null_mut(), Ordering::Release);
+                *self.consumer.get() = if i + 1 == slots.len() { 0 } else { i + 1 };
+                // INVARIANT: The skb left the ring; it is ours.
+                Some(SkBuff(skb))
+            })
+        };
+        // SAFETY: Taken above.
+        unsafe { spin_unlock(self.consumer_lock.get()) };
+        ret
+    }
+
+    /// `ptr_ring_empty()`.
+    pub(crate) fn is_empty(&self) -> bool {
+        // SAFETY: Process context (poll).
+        unsafe { spin_lock(self.consumer_lock.get()) };
+        // SAFETY: The consumer lock is held (type invariants).
+        let empty = unsafe {
+            let slots = &*self.slots.get();
+            slots
+                .get(*self.consumer.get())
+                .map_or(true, |slot| slot.load(Ordering::Acquire).is_null())
+        };
+        // SAFETY: Taken above.
+        unsafe { spin_unlock(self.consumer_lock.get()) };
+        empty
+    }
+
+    /// Drops every queued packet (`tun_queue_purge()`); returns how many.
+    pub(crate) fn purge(&self) -> u64 {
+        let mut n = 0;
+        while let Some(skb) = self.consume() {
+            drop(skb);
+            n += 1;
+        }
+        n
+    }
+
+    /// `ptr_ring_resize()`: moves the queued packets, in order, into
+    /// `slots`; those that do not fit are dropped. Returns how many were.
+    pub(crate) fn resize(&self, slots: RingSlots) -> u64 {
+        let mut new = slots.0;
+        // SAFETY: Process context. Lock order as ptr_ring's: consumer, then
+        // producer; bottom halves off for the producer lock.
+        unsafe {
+            bindings::rtun_local_bh_disable();
+            spin_lock(self.consumer_lock.get());
+            spin_lock(self.producer_lock.get());
+        }
+        // SAFETY: Both locks are held: everything is ours (type invariants).
+        let old = unsafe {
+            let mut n = 0;
+            let slots = &*self.slots.get();
+            let mut i = *self.consumer.get();
+            for _ in 0..slots.len() {
+                let p = slots[i].swap(ptr::null_mut(), Ordering::Relaxed);
+                if !p.is_null() && n < new.len() {
+                    new[n].store(p, Ordering::Relaxed);
+                    n += 1;
+                } else if !p.is_null() {
+                    // Left in the old storage, to be freed below.
+                    slots[i].store(p, Ordering::Relaxed);
+                }
+                i = if i + 1 == slots.len() { 0 } else { i + 1 };
+            }
+            *self.consumer.get() = 0;
+            *self.producer.get() = if n == new.len() { 0 } else { n };
+            ptr::swap(self.slots.get(), &mut new);
+            new
+        };
+        // SAFETY: Taken above, released in reverse order.
+        unsafe {
+            spin_unlock(self.producer_lock.get());
+            spin_unlock(self.consumer_lock.get());
+            bindings::rtun_local_bh_enable();
+        }
+        free_slots(old)
+    }
+}
+
+/// Frees the skbs left in `slots`; returns how many there were.
+fn free_slots(slots: KVec<AtomicPtr<bindings::sk_buff>>) -> u64 {
+    let mut n = 0;
+    for slot in slots.iter() {
+        if let Some(p) = NonNull::new(slot.load(Ordering::Relaxed)) {
+            // INVARIANT: A non-null slot owned its skb; nothing else refers
+            // to this storage any more.
+            drop(SkBuff(p));
+            n += 1;
+        }
+    }
+    n
+}
+
+#[pinned_drop]
+impl PinnedDrop for SkbRing {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: Dropping: no other reference exists.
+        let slots = unsafe { core::mem::take(&mut *self.slots.get()) };
+        free_slots(slots);
+    }
+}

@@ -28,8 +28,8 @@ use core::fmt::Write;
 use flow_logic::reciprocal_scale;
 use flow_table::FlowTable;
 use sys::{
-    errno, new_spinlock_bh, poll, DevDebugfs, DevKind, IovIter, NetDevice, NetDeviceBuilder, NetNs,
-    PollTable, RcuArc, RcuDev, RcuReadGuard, Rtnl, SkBuff, SpinLockBh, TextBuf, WaitQueue,
+    errno, poll, BhOff, DevDebugfs, DevKind, IovIter, NetDevice, NetDeviceBuilder, NetNs,
+    PollTable, RcuArc, RcuDev, RcuReadGuard, RingSlots, Rtnl, SkBuff, SkbRing, TextBuf, WaitQueue,
 };
 
 module! {
@@ -198,87 +198,12 @@ impl Tun {
     }
 }
 
-/// The bounded transmit ring of one queue (`tfile->tx_ring`, a `ptr_ring`
-/// in tun.c): packets sent by the stack, waiting for the reader.
-struct TxRing {
-    slots: KVec<Option<SkBuff>>,
-    head: usize,
-    len: usize,
-}
-
-impl TxRing {
-    const fn new() -> Self {
-        Self {
-            slots: KVec::new(),
-            head: 0,
-            len: 0,
-        }
-    }
-
-    /// `ptr_ring_produce()`: gives the packet back when the ring is full.
-    fn produce(&mut self, skb: SkBuff) -> core::result::Result<(), SkBuff> {
-        let cap = self.slots.len();
-        if self.len == cap {
-            return Err(skb);
-        }
-        self.slots[(self.head + self.len) % cap] = Some(skb);
-        self.len += 1;
-        Ok(())
-    }
-
-    /// `ptr_ring_consume()`.
-    fn consume(&mut self) -> Option<SkBuff> {
-        if self.len == 0 {
-            return None;
-        }
-        let skb = self.slots[self.head].take();
-        self.head = (self.head + 1) % self.slots.len();
-        self.len -= 1;
-        skb
-    }
-
-    fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// `tun_queue_purge()`: drops every queued packet.
-    /// Returns how many packets it dropped.
-    fn purge(&mut self) -> u64 {
-        let mut n = 0;
-        while self.consume().is_some() {
-            n += 1;
-        }
-        n
-    }
-
-    /// Replaces the storage by `slots` (all `None`), keeping queued packets
-    /// that fit and returning the rest to be dropped by the caller outside
-    /// the lock.
-    fn resize(&mut self, mut slots: KVec<Option<SkBuff>>) -> KVec<Option<SkBuff>> {
-        let cap = slots.len();
-        let mut n = 0;
-        while n < cap {
-            match self.consume() {
-                Some(skb) => {
-                    slots[n] = Some(skb);
-                    n += 1;
-                }
-                None => break,
-            }
-        }
-        self.head = 0;
-        self.len = n;
-        // What did not fit stays in the old storage, to be dropped outside
-        // the lock.
-        core::mem::replace(&mut self.slots, slots)
-    }
-}
-
 /// `struct tun_file`: the state of one open file, that is one queue.
 #[pin_data]
 pub(crate) struct TunFile {
+    /// `tfile->tx_ring`: packets from the stack, waiting for the reader.
     #[pin]
-    ring: SpinLockBh<TxRing>,
+    ring: SkbRing,
     /// Readers and pollers wait here (tun.c: the socket's wait queue).
     #[pin]
     wq: WaitQueue,
@@ -329,16 +254,9 @@ impl IfReq {
 /// Gives `tfile`'s ring room for `len` packets (`ptr_ring_resize`), keeping
 /// what fits; what does not is dropped and counted in `tx_dropped`.
 fn tun_ring_resize(tun: &Tun, tfile: &TunFile, len: u32) -> Result {
-    let len = len.max(1) as usize;
-    let mut slots = KVec::with_capacity(len, GFP_KERNEL)?;
-    for _ in 0..len {
-        slots.push(None, GFP_KERNEL)?;
-    }
-    let old = tfile.ring.lock().resize(slots);
-    // Packets that did not fit are dropped here, outside the lock.
-    let lost = old.iter().filter(|slot| slot.is_some()).count();
-    inc(&tun.stats.tx_dropped, lost as u64);
-    drop(old);
+    let slots = RingSlots::new(len as usize)?;
+    let lost = tfile.ring.resize(slots);
+    inc(&tun.stats.tx_dropped, lost);
     Ok(())
 }
 
@@ -433,7 +351,7 @@ fn __tun_detach(tfile: &TunFile, clean: bool, rtnl: &Rtnl) {
         tun.flows.detach_queue(index as u16, last as u16);
         // Packets the reader will never see are drops, as far as the
         // counters go: sent = read + dropped.
-        let purged = tfile.ring.lock().purge();
+        let purged = tfile.ring.purge();
         inc(&tun.stats.tx_dropped, purged);
         dev.set_real_num_queues(last as u32, rtnl);
     } else if let (true, Some(dev)) = (clean, detached) {
@@ -452,7 +370,7 @@ fn __tun_detach(tfile: &TunFile, clean: bool, rtnl: &Rtnl) {
             }
         }
         // A detached file's ring (tun.c: ptr_ring_cleanup).
-        let purged = tfile.ring.lock().purge();
+        let purged = tfile.ring.purge();
         if let Some(dev) = dev.or(detached) {
             inc(&dev.tun().stats.tx_dropped, purged);
         }
@@ -495,7 +413,7 @@ pub(crate) fn tun_net_uninit(dev: &NetDevice, rtnl: &Rtnl) {
     for slot in Iterator::chain(tun.tfiles[..n].iter(), &tun.disabled[..nd]) {
         if let Some(old) = slot.replace(None, rtnl) {
             // `into_arc` waits for the grace period before the purge.
-            let purged = old.into_arc().ring.lock().purge();
+            let purged = old.into_arc().ring.purge();
             inc(&tun.stats.tx_dropped, purged);
         }
     }
@@ -592,6 +510,7 @@ fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &RcuRead
 pub(crate) fn tun_net_xmit<const UNGUARDED: bool>(
     mut skb: SkBuff,
     dev: &NetDevice,
+    bh: &BhOff,
 ) -> bindings::netdev_tx_t {
     let tun = dev.tun();
     let txq = usize::from(skb.queue_mapping());
@@ -606,7 +525,7 @@ pub(crate) fn tun_net_xmit<const UNGUARDED: bool>(
     // Orphan the skb: we may hold it for an indefinite time.
     skb.orphan();
 
-    let full = tfile.ring.lock().produce(skb);
+    let full = tfile.ring.produce(skb, bh);
     if let Err(skb) = full {
         inc(&tun.stats.tx_dropped, 1);
         drop(skb);
@@ -624,7 +543,7 @@ pub(crate) fn tun_net_xmit<const UNGUARDED: bool>(
 pub(crate) fn tun_chr_open() -> Result<Arc<TunFile>> {
     Arc::pin_init(
         pin_init!(TunFile {
-            ring <- new_spinlock_bh!(TxRing::new(), "TunFile::ring"),
+            ring <- SkbRing::new(),
             wq <- WaitQueue::new(c_str!("TunFile::wq"), kernel::static_lock_class!()),
             tun: RcuDev::null(),
             detached: RcuDev::null(),
@@ -643,14 +562,14 @@ pub(crate) fn tun_chr_close(tfile: Arc<TunFile>) {
 
 /// `tun_ring_recv()`: the next packet, waiting for one unless `noblock`.
 fn tun_ring_recv(tfile: &TunFile, noblock: bool) -> Result<SkBuff> {
-    if let Some(skb) = tfile.ring.lock().consume() {
+    if let Some(skb) = tfile.ring.consume() {
         return Ok(skb);
     }
     if noblock {
         return Err(EAGAIN);
     }
     tfile.wq.wait_interruptible(|| {
-        if let Some(skb) = tfile.ring.lock().consume() {
+        if let Some(skb) = tfile.ring.consume() {
             return Some(Ok(skb));
         }
         if tfile.shutdown.load(Ordering::Relaxed) {
@@ -821,7 +740,7 @@ pub(crate) fn tun_chr_poll(tfile: &TunFile, table: &PollTable) -> u32 {
     table.wait(&tfile.wq);
 
     let mut mask = 0;
-    if !tfile.ring.lock().is_empty() {
+    if !tfile.ring.is_empty() {
         mask |= poll::IN;
     }
     // tun.c also requires socket send buffer space; we keep no send buffer

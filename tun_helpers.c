@@ -89,21 +89,6 @@ void rtun_kfree_skb(struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
-void rtun_consume_skb(struct sk_buff *skb)
-{
-	consume_skb(skb);
-}
-
-int rtun_skb_linearize(struct sk_buff *skb)
-{
-	return skb_linearize(skb);
-}
-
-void rtun_skb_reset_mac_header(struct sk_buff *skb)
-{
-	skb_reset_mac_header(skb);
-}
-
 void rtun_skb_reset_network_header(struct sk_buff *skb)
 {
 	skb_reset_network_header(skb);
@@ -114,19 +99,17 @@ void rtun_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
 	skb->protocol = protocol;
 }
 
-void rtun_skb_set_dev(struct sk_buff *skb, struct net_device *dev)
+void rtun_skb_set_l3(struct sk_buff *skb, __be16 protocol, struct net_device *dev)
 {
+	skb_reset_mac_header(skb);
+	skb_reset_network_header(skb);
+	skb->protocol = protocol;
 	skb->dev = dev;
 }
 
 void rtun_skb_orphan(struct sk_buff *skb)
 {
 	skb_orphan(skb);
-}
-
-bool rtun_copy_from_iter_full(void *addr, size_t bytes, struct iov_iter *i)
-{
-	return copy_from_iter_full(addr, bytes, i);
 }
 
 size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i)
@@ -164,9 +147,19 @@ void rtun_spin_unlock_bh(spinlock_t *lock)
 	spin_unlock_bh(lock);
 }
 
-void rtun_init_wait(struct wait_queue_entry *wq_entry)
+void rtun_init_waitqueue_entry_current(struct wait_queue_entry *wq_entry)
 {
-	init_wait(wq_entry);
+	init_waitqueue_entry(wq_entry, current);
+}
+
+void rtun_set_current_state_interruptible(void)
+{
+	set_current_state(TASK_INTERRUPTIBLE);
+}
+
+void rtun_set_current_state_running(void)
+{
+	__set_current_state(TASK_RUNNING);
 }
 
 bool rtun_signal_pending(void)
@@ -177,6 +170,11 @@ bool rtun_signal_pending(void)
 void rtun_wake_up_interruptible_poll(struct wait_queue_head *wq, __poll_t mask)
 {
 	wake_up_interruptible_poll(wq, mask);
+}
+
+void rtun_wake_up_interruptible_sync_poll(struct wait_queue_head *wq, __poll_t mask)
+{
+	wake_up_interruptible_sync_poll(wq, mask);
 }
 
 void rtun_poll_wait(struct file *filp, struct wait_queue_head *wq,
@@ -209,11 +207,6 @@ MODULE_PARM_DESC(unguarded,
 bool rtun_param_unguarded(void)
 {
 	return READ_ONCE(unguarded);
-}
-
-unsigned long rtun_jiffies(void)
-{
-	return jiffies;
 }
 
 void rtun_timer_setup(struct timer_list *timer,
@@ -268,11 +261,6 @@ unsigned int rtun_raw_smp_processor_id(void)
 u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb)
 {
 	return __skb_get_hash_symmetric(skb);
-}
-
-void rtun_skb_record_rx_queue(struct sk_buff *skb, u16 rx_queue)
-{
-	skb_record_rx_queue(skb, rx_queue);
 }
 
 void *rtun_file_inode_private(const struct file *file)

@@ -34,15 +34,11 @@ void rtun_netdev_set_lltx(struct net_device *dev);
 struct sk_buff *rtun_netdev_alloc_skb_ip_align(struct net_device *dev,
 					       unsigned int length);
 void rtun_kfree_skb(struct sk_buff *skb);
-void rtun_consume_skb(struct sk_buff *skb);
-int rtun_skb_linearize(struct sk_buff *skb);
-void rtun_skb_reset_mac_header(struct sk_buff *skb);
 void rtun_skb_reset_network_header(struct sk_buff *skb);
 void rtun_skb_set_protocol(struct sk_buff *skb, __be16 protocol);
-void rtun_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
+void rtun_skb_set_l3(struct sk_buff *skb, __be16 protocol, struct net_device *dev);
 void rtun_skb_orphan(struct sk_buff *skb);
 
-bool rtun_copy_from_iter_full(void *addr, size_t bytes, struct iov_iter *i);
 size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i);
 
 void rtun_rcu_read_lock(void);
@@ -52,9 +48,12 @@ void rtun_rcu_read_unlock(void);
 void rtun_spin_lock_bh(struct spinlock *lock);
 void rtun_spin_unlock_bh(struct spinlock *lock);
 
-void rtun_init_wait(struct wait_queue_entry *wq_entry);
+void rtun_init_waitqueue_entry_current(struct wait_queue_entry *wq_entry);
+void rtun_set_current_state_interruptible(void);
+void rtun_set_current_state_running(void);
 bool rtun_signal_pending(void);
 void rtun_wake_up_interruptible_poll(struct wait_queue_head *wq, __poll_t mask);
+void rtun_wake_up_interruptible_sync_poll(struct wait_queue_head *wq, __poll_t mask);
 void rtun_poll_wait(struct file *filp, struct wait_queue_head *wq,
 		    struct poll_table_struct *p);
 
@@ -69,7 +68,6 @@ struct dentry;
 struct rps_sock_flow_table;
 
 bool rtun_param_unguarded(void);
-unsigned long rtun_jiffies(void);
 void rtun_timer_setup(struct timer_list *timer,
 		      void (*fn)(struct timer_list *));
 bool rtun_timer_pending(const struct timer_list *timer);
@@ -82,7 +80,6 @@ int rtun_static_key_count(struct static_key *key);
 
 unsigned int rtun_raw_smp_processor_id(void);
 u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb);
-void rtun_skb_record_rx_queue(struct sk_buff *skb, u16 rx_queue);
 
 void *rtun_file_inode_private(const struct file *file);
 struct net_device *rtun_netdev_notifier_info_to_dev(void *ptr);

@@ -106,17 +106,17 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
         "queue_map_min 0", "queue_map_max 3", "dst 10.50.0.2", "dst_mac 02:00:00:00:00:02"] {
         pg(&devf, cmd)?;
     }
-    {
+    let pktgen = {
         let (stop, sent) = (stop.clone(), sent.clone());
-        threads.push(thread::spawn(move || {
+        thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 let _ = std::fs::write("/proc/net/pktgen/pgctrl", "start\n");
                 let (ok, err) = pktgen_counts(DEV);
                 sent.fetch_add(ok + err, Ordering::Relaxed);
                 thread::sleep(Duration::from_millis(5));
             }
-        }));
-    }
+        })
+    };
     // Readers and writers on every queue.
     for (i, t) in q.iter().enumerate() {
         let (t, stop, ops) = (t.clone(), stop.clone(), ops.clone());
@@ -208,7 +208,12 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
         thread::sleep(Duration::from_millis(100));
     }
     stop.store(true, Ordering::Relaxed);
-    let _ = std::fs::write("/proc/net/pktgen/pgctrl", "stop\n");
+    // A run may start after any one "stop": repeat until the thread is done.
+    while !pktgen.is_finished() {
+        let _ = std::fs::write("/proc/net/pktgen/pgctrl", "stop\n");
+        thread::sleep(Duration::from_millis(20));
+    }
+    pktgen.join().map_err(|_| "the pktgen thread panicked")?;
     for t in threads {
         t.join().map_err(|_| "a stress thread panicked")?;
     }
