@@ -27,18 +27,31 @@ RS_SRCS := $(filter-out %/bindings_generated.rs,$(wildcard $(CURDIR)/*.rs))
 
 all: modules
 
+# Objects and generated bindings depend on the tree's configuration, but
+# Kbuild's command lines name the tree only relatively: rebuild from clean
+# whenever KDIR changes.
+define kdir_stamp
+	@if [ "$$(cat $(1)/.kdir-stamp 2>/dev/null)" != "$(KDIR)" ]; then \
+		$(KMAKE) M=$(1) clean >/dev/null; \
+		rm -f $(1)/bindings_generated.rs $(1)/.bindings_generated.rs.cmd; \
+		echo "$(KDIR)" >$(1)/.kdir-stamp; \
+	fi
+endef
+
 modules:
 	@test -n "$(KDIR)" || { echo "KDIR is not set and no cached kernel was found" >&2; exit 1; }
+	$(call kdir_stamp,$(CURDIR))
 	$(KMAKE) modules
 
 # The C comparison module of the micro-benchmark (bench/rtun_cbench.ko).
 bench:
 	@test -n "$(KDIR)" || { echo "KDIR is not set and no cached kernel was found" >&2; exit 1; }
+	$(call kdir_stamp,$(CURDIR)/bench)
 	$(KMAKE) M=$(CURDIR)/bench modules
 
 clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(KMAKE) clean; $(KMAKE) M=$(CURDIR)/bench clean; fi
-	rm -f bindings_generated.rs .bindings_generated.rs.cmd
+	rm -f bindings_generated.rs .bindings_generated.rs.cmd .kdir-stamp bench/.kdir-stamp
 
 rustfmt:
 	$(RUSTFMT) --config-path $(KDIR)/.rustfmt.toml $(RS_SRCS)
