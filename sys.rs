@@ -1040,14 +1040,13 @@ impl NetDeviceBuilder {
         }
         // SAFETY: We own the unregistered device; the `Tun` is initialised.
         let unguarded = unsafe {
-            (*p.as_ptr()).priv_destructor = Some(tun_free_netdev);
             (*p.as_ptr()).rtnl_link_ops = TUN_LINK_OPS.get();
             bindings::rtun_dev_net_set(p.as_ptr(), net.0.as_ptr());
             (*priv_).flows.gc_timer.setup(tun_flow_cleanup_timer);
             (*priv_).unguarded
         };
-        // INVARIANT: From here the private area holds a `Tun` and
-        // `priv_destructor` drops it.
+        // INVARIANT: From here the private area holds a `Tun`; the builder
+        // drops it until registration hands that job to `priv_destructor`.
         let builder = Self(p);
         // SAFETY: We own the unregistered device exclusively.
         unsafe { tun_net_initialize(p.as_ptr(), kind, unguarded) };
@@ -1055,17 +1054,29 @@ impl NetDeviceBuilder {
     }
 
     /// `register_netdevice()`.
+    ///
+    /// `priv_destructor` is set only once registration succeeded: on
+    /// failure `register_netdevice()` runs it on some paths and not on
+    /// others (not when the name is invalid), so the caller could not tell
+    /// whether the `Tun` was dropped. Unset, it never runs, and the failure
+    /// path below drops the `Tun` itself. (tun.c allocates its flow table
+    /// in `ndo_init`, after the name checks, and so has nothing to leak.)
     pub(crate) fn register(self, _rtnl: &Rtnl) -> Result<&NetDevice> {
         let p = core::mem::ManuallyDrop::new(self).0;
         // SAFETY: rtnl held; the device is fully set up.
         let err = unsafe { bindings::register_netdevice(p.as_ptr()) };
         if err < 0 {
-            // `register_netdevice` ran `priv_destructor` on failure; only the
-            // memory is left.
-            // SAFETY: Unregistered and ours.
-            unsafe { bindings::free_netdev(p.as_ptr()) };
+            // SAFETY: Unregistered and ours; no destructor ran (none was
+            // set), so drop the `Tun` and free the memory.
+            unsafe {
+                tun_free_netdev(p.as_ptr());
+                bindings::free_netdev(p.as_ptr());
+            }
             return Err(Error::from_errno(err));
         }
+        // SAFETY: Registered, and rtnl is held, so nobody can unregister
+        // the device before its destructor is in place.
+        unsafe { (*p.as_ptr()).priv_destructor = Some(tun_free_netdev) };
         // SAFETY: Registered now, so alive while rtnl is held.
         Ok(unsafe { NetDevice::from_raw(p.as_ptr()) })
     }

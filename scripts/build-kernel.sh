@@ -49,7 +49,7 @@ if [ ! -f "$root/configured" ]; then
 	[ "$flavor" = test ] || frags+=("$RT_TOP/scripts/kconfig/$flavor.config")
 	make -s "${RT_KMAKE[@]}" rustavailable >&2
 	make -s "${RT_KMAKE[@]}" tinyconfig >&2
-	scripts/kconfig/merge_config.sh -m .config "${frags[@]}" >&2
+	scripts/kconfig/merge_config.sh -m .config "${frags[@]}" >"$root/config.log" 2>&1
 	make -s "${RT_KMAKE[@]}" olddefconfig >&2
 	# Every line of the fragments must survive: Kconfig drops what it cannot honour.
 	bad=0
