@@ -78,9 +78,11 @@ pub(crate) fn sock_rps_record_flow_hash_guarded(hash: u32) -> Option<bool> {
     }
 }
 
-/// Prints this module's jump-label sites: one line per site with its key,
-/// the key's enable count and the instruction at the site now.
+/// Prints whether the guards are jump-label sites, then this module's
+/// jump-label sites: one line per site with its key, the key's enable count
+/// and the instruction at the site now.
 pub(crate) fn show_jump_sites(t: &mut TextBuf) -> core::fmt::Result {
+    writeln!(t, "jump_labels={}", u8::from(sys::JUMP_LABELS))?;
     let mut res = Ok(());
     sys::for_each_jump_site(|i, site| {
         let insn = match site.insn {

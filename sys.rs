@@ -1657,6 +1657,10 @@ macro_rules! static_branch_unlikely {
 }
 pub(crate) use static_branch_unlikely;
 
+/// Whether the guards are jump-label sites in this build (x86_64 with
+/// `CONFIG_JUMP_LABEL`); otherwise they read the keys' counts.
+pub(crate) const JUMP_LABELS: bool = cfg!(all(CONFIG_JUMP_LABEL, target_arch = "x86_64"));
+
 /// What a jump-label site of this module currently holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SiteInsn {

@@ -51,16 +51,15 @@ if [ ! -f "$root/configured" ]; then
 	make -s "${RT_KMAKE[@]}" tinyconfig >&2
 	scripts/kconfig/merge_config.sh -m .config "${frags[@]}" >"$root/config.log" 2>&1
 	make -s "${RT_KMAKE[@]}" olddefconfig >&2
-	# Every line of the fragments must survive: Kconfig drops what it cannot honour.
+	# Every setting of the fragments (the last one of each symbol) must
+	# survive: Kconfig drops what it cannot honour.
 	bad=0
-	for f in "${frags[@]}"; do
-		while IFS= read -r line; do
-			case "$line" in
-			CONFIG_*=n) grep -q "^${line%=n}=" .config && { rt_log "not honoured: $line"; bad=1; } ;;
-			CONFIG_*) grep -qx "$line" .config || { rt_log "not honoured: $line"; bad=1; } ;;
-			esac
-		done <"$f"
-	done
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=n) grep -q "^${line%=n}=" .config && { rt_log "not honoured: $line"; bad=1; } ;;
+		CONFIG_*) grep -qx "$line" .config || { rt_log "not honoured: $line"; bad=1; } ;;
+		esac
+	done < <(cat "${frags[@]}" | grep '^CONFIG_' | tac | awk -F= '!seen[$1]++' | tac)
 	[ $bad = 0 ] || rt_die "config fragment not honoured (see above)"
 	touch "$root/configured"
 else

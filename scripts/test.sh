@@ -10,9 +10,10 @@
 # exits non-zero on any failure, kernel splat, or unfinished guest.
 #
 # usage: scripts/test.sh [--quick] [NAME=VALUE...] [FILTER]
-#   --quick      skip the second run of the guest suite on the debug kernel
-#                (KASAN, lockdep, kmemleak, ...; ~10 min to build once, ~3 min
-#                to run)
+#   --quick      run the guest suite on the test kernel only, not also on the
+#                debug kernel (KASAN, lockdep, kmemleak, ...; ~10 min to build
+#                once, ~3 min to run) and the no-jump-label kernel (the
+#                guards' fallback; ~7 min to build once, ~1 min to run)
 #   NAME=VALUE   passed to the guest tests: RTUN_SEED, RTUN_STRESS_SECS,
 #                RTUN_FUZZ_ITERS
 set -uo pipefail
@@ -92,9 +93,11 @@ guest_suite() { # guest_suite FLAVOR KDIR
 if [ -f "$RT_TOP/rust_tun.ko" ] && [ -x "$(rt_guest_bin)" ]; then
 	guest_suite test "$kdir"
 	if [ $debug = 1 ]; then
-		dkdir=$(bash "$RT_TOP/scripts/build-kernel.sh" debug) && [ -d "$dkdir" ] &&
-			guest_suite debug "$dkdir" ||
-			{ rt_log "debug kernel unavailable"; failed=$((failed + 1)); }
+		for flavor in debug nojl; do
+			fkdir=$(bash "$RT_TOP/scripts/build-kernel.sh" $flavor) && [ -d "$fkdir" ] &&
+				guest_suite $flavor "$fkdir" ||
+				{ rt_log "$flavor kernel unavailable"; failed=$((failed + 1)); }
+		done
 		# Leave the module built for the test kernel.
 		make -C "$RT_TOP" KDIR="$kdir" >/dev/null
 	fi
