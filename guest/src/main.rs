@@ -1297,49 +1297,37 @@ fn tap_drain(node: &str, name: &str) -> i32 {
     }
 }
 
+/// Prints a subcommand's summary line or error; its exit status.
+fn report(what: &str, r: Result<String, String>) -> i32 {
+    match r {
+        Ok(line) => {
+            println!("{line}");
+            0
+        }
+        Err(e) => {
+            eprintln!("rtun: {what}: {e}");
+            1
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let code = match args.get(1).map(String::as_str) {
         Some("test") => run_tests(args.get(2).map(String::as_str)),
         Some("tap-drain") if args.len() == 4 => tap_drain(&args[2], &args[3]),
         Some("attach") if args.len() == 4 => attach(&args[2], &args[3]),
-        Some("stress") if args.len() == 5 => {
-            match stress::stress(&args[2], args[3].parse().unwrap_or(1), args[4].parse().unwrap_or(10)) {
-                Ok(line) => {
-                    println!("{line}");
-                    0
-                }
-                Err(e) => {
-                    eprintln!("rtun: stress: {e}");
-                    1
-                }
-            }
-        }
+        Some("stress") if args.len() == 5 => report(
+            "stress",
+            stress::stress(&args[2], args[3].parse().unwrap_or(1), args[4].parse().unwrap_or(10)),
+        ),
         Some("fuzz") if args.len() == 6 => {
             let num = |i: usize| args[i].parse().unwrap_or(1);
-            match stress::fuzz(&args[2], num(3), num(4), num(5)) {
-                Ok(line) => {
-                    println!("{line}");
-                    0
-                }
-                Err(e) => {
-                    eprintln!("rtun: fuzz: {e}");
-                    1
-                }
-            }
+            report("fuzz", stress::fuzz(&args[2], num(3), num(4), num(5)))
         }
         Some("bench-write") if args.len() == 6 => {
             let num = |i: usize| args[i].parse().unwrap_or(0);
-            match bench_write(&args[2], &args[3], num(4), num(5)) {
-                Ok(line) => {
-                    println!("{line}");
-                    0
-                }
-                Err(e) => {
-                    eprintln!("rtun: bench-write: {e}");
-                    1
-                }
-            }
+            report("bench-write", bench_write(&args[2], &args[3], num(4), num(5)))
         }
         _ => {
             eprintln!(
