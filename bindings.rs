@@ -5,7 +5,7 @@
 //! 6.12's `kernel` crate binds neither `net_device` operations nor
 //! `miscdevice`, `sk_buff` helpers or `rtnl_link_ops`; `Kbuild` generates
 //! them into `bindings_generated.rs`, a build product. The types here are
-//! distinct from `kernel::bindings` types of the same C name. Only `sys.rs`
+//! distinct from `kernel::bindings` types of the same C name. Only `sys`
 //! uses them.
 
 #![allow(

@@ -8,7 +8,7 @@
 //! `struct ifreq`, same `struct tun_pi`) and the net device side. Functions
 //! keep tun.c's names so the two files read side by side; where we differ on
 //! purpose, the comment says so and `Documentation/rust_tun.rst` lists it.
-//! All `unsafe` code is in `sys.rs`; this file is safe Rust. The flow table
+//! All `unsafe` code is in `sys.rs` and `sys/`; this file is safe Rust. The flow table
 //! is in `flow_table.rs`, the static-key guarded RPS/RFS steps in `rps.rs`.
 
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
