@@ -67,7 +67,7 @@ def main():
 
     # Table 1.
     md += ["## Xmit path (pktgen start_xmit, 64-byte UDP, single-queue TAP, reader on CPU 1)", "",
-           "| driver | mode | RPS | pps | instructions/packet | errors | RPS hashes |",
+           "| driver | mode | RPS | pps | instructions/packet | errors | RPS hashes in the run |",
            "|---|---|---|---:|---:|---:|---:|"]
     for r in xmit:
         md.append("| %s | %s | %s | %d | %.1f | %d | %s |" % (

@@ -46,6 +46,8 @@ row() { # row DRIVER MODE NODE DEV
 			"dst_mac 02:00:00:00:00:02"; do
 			pg_set $PG/$dev "$cmd" || { rc=1; return; }
 		done
+		hashes() { sed -n 's/^rps_hashes //p' /sys/kernel/debug/rust_tun/$dev/stats; }
+		[ "$driver" = rust_tun ] && h0=$(hashes)
 		echo start >$PG/pgctrl
 		res=$(grep -A1 "Result:" $PG/$dev | tr '\n' ' ')
 		echo "$res" | grep -q "Result: OK:" || { echo "bench: $dev: $res"; rc=1; }
@@ -53,7 +55,7 @@ row() { # row DRIVER MODE NODE DEV
 		usec=$(echo "$res" | sed -n 's/.*OK: \([0-9]*\)(.*/\1/p')
 		err=$(echo "$res" | sed -n 's/.*errors: \([0-9]*\).*/\1/p')
 		extra=
-		[ "$driver" = rust_tun ] && extra=" rps_hashes=$(sed -n 's/^rps_hashes //p' /sys/kernel/debug/rust_tun/$dev/stats)"
+		[ "$driver" = rust_tun ] && extra=" rps_hashes=$(($(hashes) - h0))"
 		echo "BENCH xmit driver=$driver mode=$mode rps=$rps count=$COUNT usec=$usec pps=$pps errors=$err$extra"
 		pg_set $PG/kpktgend_0 "rem_device_all"
 	done
