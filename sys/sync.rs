@@ -10,7 +10,8 @@ use super::*;
 // Locks, RCU, rtnl.
 
 /// A `spinlock_t` taken with `spin_lock_bh`: usable from process context and
-/// from the transmit path (softirq) alike, like the ring locks of tun.c.
+/// from softirq context alike, like tun.c's `tun->lock` (the flow table's
+/// writers run in both: the write path and the ageing timer).
 pub(crate) struct SpinLockBhBackend;
 
 /// A spinlock that disables bottom halves while held.
