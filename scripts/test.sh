@@ -11,7 +11,7 @@
 #
 # usage: scripts/test.sh [--quick] [NAME=VALUE...] [FILTER]
 #   --quick      run the guest suite on the test kernel only, not also on the
-#                debug kernel (KASAN, lockdep, kmemleak, ...; ~10 min to build
+#                debug kernel (KASAN, lockdep, kmemleak, ...; ~7 min to build
 #                once, ~3 min to run) and the no-jump-label kernel (the
 #                guards' fallback; ~7 min to build once, ~1 min to run)
 #   NAME=VALUE   passed to the guest tests: RTUN_SEED, RTUN_STRESS_SECS,
