@@ -103,12 +103,14 @@ pub(crate) struct FlowInfo {
 /// The flow table of one device.
 #[pin_data]
 pub(crate) struct FlowTable {
+    /// `flow_gc_timer`; set up once the table is in place. First, so that
+    /// it is dropped (shut down, waiting for a running callback) before the
+    /// entries its callback walks.
+    pub(crate) gc_timer: Timer,
     heads: [AtomicU16; TUN_NUM_FLOW_ENTRIES],
     pool: KVVec<FlowEntry>,
     #[pin]
     alloc: SpinLockBh<FlowAlloc>,
-    /// `flow_gc_timer`; set up once the table is in place.
-    pub(crate) gc_timer: Timer,
     /// `ageing_time`, in jiffies.
     ageing_time: AtomicU64,
 }
@@ -126,6 +128,7 @@ impl FlowTable {
             _ => Err(kernel::alloc::AllocError),
         };
         try_pin_init!(Self {
+            gc_timer: Timer::new(),
             heads: [const { AtomicU16::new(NIL) }; TUN_NUM_FLOW_ENTRIES],
             pool: { filled?; pool? },
             alloc <- new_spinlock_bh!(
@@ -137,7 +140,6 @@ impl FlowTable {
                 },
                 "FlowTable::alloc"
             ),
-            gc_timer: Timer::new(),
             ageing_time: AtomicU64::new(TUN_FLOW_EXPIRE),
         }? Error)
     }
