@@ -7,7 +7,6 @@ use super::*;
 
 // ---------------------------------------------------------------------------
 // The character device.
-// The character device.
 
 static TUN_FOPS: KernelStatic<bindings::file_operations> =
     KernelStatic::new(bindings::file_operations {

@@ -6,7 +6,6 @@ use super::*;
 
 // ---------------------------------------------------------------------------
 // Credentials (`TUNSETOWNER`, `TUNSETGROUP`, `tun_permitted()`).
-// Credentials (`TUNSETOWNER`, `TUNSETGROUP`, `tun_permitted()`).
 
 /// `make_kuid(current_user_ns(), uid)`; `None` if invalid.
 pub(crate) fn make_kuid(uid: isize) -> Option<u32> {

@@ -6,7 +6,6 @@ use super::*;
 
 // ---------------------------------------------------------------------------
 // debugfs.
-// debugfs.
 
 /// A debugfs directory, removed (recursively) on drop.
 pub(crate) struct Dentry(NonNull<bindings::dentry>);

@@ -8,7 +8,6 @@ use super::*;
 
 // ---------------------------------------------------------------------------
 // net_device.
-// net_device.
 
 /// A network device created by this module.
 ///
@@ -508,7 +507,6 @@ pub(crate) fn module_put() {
 
 // ---------------------------------------------------------------------------
 // Net device and ethtool callbacks.
-// Net device and ethtool callbacks.
 
 /// The device ops: TUN guarded, TUN unguarded, TAP guarded, TAP unguarded.
 /// The mode is fixed per device by its ops, so the transmit path pays
@@ -678,7 +676,6 @@ pub(crate) const NET_XMIT_DROP: bindings::netdev_tx_t = bindings::NET_XMIT_DROP 
 
 // ---------------------------------------------------------------------------
 // rtnl link ops: `ip -d link` shows our kind, `ip link del` works, and
-// rtnl link ops: `ip -d link` shows our kind, `ip link del` works, and
 // module unload deletes what is left, as `rtnl_link_unregister` does for tun.
 
 static TUN_LINK_OPS: KernelStatic<bindings::rtnl_link_ops> =
@@ -725,7 +722,6 @@ impl Drop for LinkOpsRegistration {
 }
 
 // ---------------------------------------------------------------------------
-// Netdevice notifier: the rings follow `tx_queue_len` (`tun_device_event()`).
 // Netdevice notifier: the rings follow `tx_queue_len` (`tun_device_event()`).
 
 static TUN_NOTIFIER: KernelStatic<bindings::notifier_block> =

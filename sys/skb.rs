@@ -7,7 +7,6 @@ use super::*;
 
 // ---------------------------------------------------------------------------
 // iov_iter.
-// iov_iter.
 
 /// The user buffer of one `read`/`write`/`readv`/`writev` call.
 pub(crate) struct IovIter(pub(super) *mut bindings::iov_iter);
@@ -71,7 +70,6 @@ impl IovIter {
 }
 
 // ---------------------------------------------------------------------------
-// sk_buff.
 // sk_buff.
 
 /// An owned `struct sk_buff`: freed with `kfree_skb` (a drop) unless handed
@@ -229,7 +227,6 @@ impl Drop for SkBuff {
 }
 
 // ---------------------------------------------------------------------------
-// The transmit ring.
 // The transmit ring.
 
 /// `spin_lock()`: with out-of-line spinlocks (`!CONFIG_INLINE_SPIN_LOCK`)

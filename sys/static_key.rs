@@ -8,7 +8,6 @@ use super::*;
 
 // ---------------------------------------------------------------------------
 // Static keys.
-// Static keys.
 
 /// `static_branch_unlikely(&KEY)` for a `struct static_key_false` KEY, as a
 /// jump-label site: on x86_64 with `CONFIG_JUMP_LABEL` a 5-byte NOP that the
@@ -153,7 +152,6 @@ fn key_name(key: *const c_void) -> &'static str {
 
 // ---------------------------------------------------------------------------
 // RPS/RFS.
-// RPS/RFS.
 
 /// The `unguarded` module parameter.
 pub(crate) fn param_unguarded() -> bool {
@@ -242,7 +240,6 @@ pub(crate) fn rps_sock_flow_entry(hash: u32) -> Option<u32> {
 }
 
 // ---------------------------------------------------------------------------
-// Micro-benchmark support.
 // Micro-benchmark support.
 
 /// Bottom halves disabled until dropped (`local_bh_disable()`).

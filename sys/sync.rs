@@ -7,7 +7,6 @@ use super::*;
 
 // ---------------------------------------------------------------------------
 // Locks, RCU, rtnl.
-// Locks, RCU, rtnl.
 
 /// A `spinlock_t` taken with `spin_lock_bh`: usable from process context and
 /// from softirq context alike, like tun.c's `tun->lock` (the flow table's
@@ -276,7 +275,6 @@ impl<T> Drop for RcuArc<T> {
 
 // ---------------------------------------------------------------------------
 // Wait queues and poll.
-// Wait queues and poll.
 
 /// A `wait_queue_head` that readers sleep on and `poll` registers with.
 #[pin_data]
@@ -403,7 +401,6 @@ impl PollTable {
 }
 
 // ---------------------------------------------------------------------------
-// Time and timers.
 // Time and timers.
 
 /// `jiffies`, read inline (READ_ONCE of the exported counter).
