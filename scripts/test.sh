@@ -27,7 +27,7 @@ for a in "$@"; do
 	esac
 done
 
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 step() { # step NAME COMMAND...: a host-side check counted as one test
 	local name=$1
 	shift
@@ -41,7 +41,7 @@ step() { # step NAME COMMAND...: a host-side check counted as one test
 	fi
 }
 finish() {
-	echo "$passed passed, $failed failed"
+	echo "$passed passed, $failed failed, $skipped skipped"
 	[ "$failed" = 0 ]
 	exit $?
 }
@@ -74,15 +74,17 @@ guest_suite() { # guest_suite FLAVOR KDIR
 	bash "$RT_TOP/scripts/run-guest.sh" --kernel "$flavor" --timeout 3600 --log "$log" \
 		"$RT_TOP/scripts/guest/tests.sh" "${guest_args[@]}"
 	grc=$?
-	gp=$(grep -cE '^ok [0-9]+ ' "$log")
+	gp=$(grep -E '^ok [0-9]+ ' "$log" | grep -vc ' # SKIP')
+	gs=$(grep -cE '^ok [0-9]+ .* # SKIP' "$log")
 	gf=$(grep -cE '^not ok [0-9]+ ' "$log")
 	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$log" | tail -1)
 	passed=$((passed + gp))
+	skipped=$((skipped + gs))
 	failed=$((failed + gf))
 	# A guest that did not finish its plan, or failed outside the tests
 	# (kernel splat, kmemleak, verdict), is one more failure.
-	if [ "${plan:-0}" = 0 ] || [ $((gp + gf)) != "${plan:-0}" ]; then
-		rt_log "$flavor guest ran $((gp + gf)) of ${plan:-?} planned tests"
+	if [ "${plan:-0}" = 0 ] || [ $((gp + gs + gf)) != "${plan:-0}" ]; then
+		rt_log "$flavor guest ran $((gp + gs + gf)) of ${plan:-?} planned tests"
 		failed=$((failed + 1))
 	elif [ $grc != 0 ] && [ $gf = 0 ]; then
 		failed=$((failed + 1))

@@ -75,6 +75,97 @@ fn pg(path: &str, cmd: &str) -> Result<(), String> {
     write_file(path, &format!("{cmd}\n"))
 }
 
+/// The "Result:" line of pktgen's file for `dev`.
+fn pktgen_result(dev: &str) -> String {
+    let text = std::fs::read_to_string(format!("/proc/net/pktgen/{dev}")).unwrap_or_default();
+    text.lines().find_map(|l| l.trim().strip_prefix("Result: ")).unwrap_or("").to_string()
+}
+
+/// One pktgen run on `dev`, started with `pgctrl start`; returns the run's
+/// (sofar, errors) once it has really ended.
+///
+/// `pgctrl start` returns when no device of the thread is running -- which,
+/// if the thread has not picked up its start request within pktgen's fixed
+/// 125 ms, is before the run even begins. Counting then would read the
+/// previous run's counters again, and starting again would hit a running
+/// device, whose skb pktgen_run() drops without freeing (a leak, and the
+/// run's counts are lost): see Documentation/rust_tun.rst, "pktgen".
+/// So each run is marked: a device command resets the result line, the
+/// run sets it to "Starting", and its end writes its "OK: ..." figures.
+fn pktgen_run_once(dev: &str, stop: &AtomicBool) -> Result<(u64, u64, String), String> {
+    let devf = format!("/proc/net/pktgen/{dev}");
+    pg(&devf, "pkt_size 60")?;
+    let marker = pktgen_result(dev);
+    let _ = std::fs::write("/proc/net/pktgen/pgctrl", "start\n");
+    let t0 = Instant::now();
+    let mut stopping: Option<Instant> = None;
+    loop {
+        let r = pktgen_result(dev);
+        if r != marker && r.contains("usec") {
+            let (ok, err) = pktgen_counts(dev);
+            return Ok((ok, err, r));
+        }
+        if stop.load(Ordering::Relaxed) {
+            let _ = std::fs::write("/proc/net/pktgen/pgctrl", "stop\n");
+            let since = *stopping.get_or_insert_with(Instant::now);
+            // The request was lost to pktgen's unlocked control word (the
+            // final check in `stress` notices if it was only late).
+            if r == marker && since.elapsed() > Duration::from_secs(2) {
+                return Ok((0, 0, r));
+            }
+        } else if r == marker && t0.elapsed() > Duration::from_secs(10) {
+            return Err(format!("pktgen never started a run (result {r:?})"));
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Every regular file under `dir` (recursively, not following symlinks).
+fn files_under(dir: &str, out: &mut Vec<String>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let Ok(ft) = e.file_type() else { continue };
+        let p = e.path().to_string_lossy().into_owned();
+        if ft.is_dir() {
+            files_under(&p, out);
+        } else if ft.is_file() {
+            out.push(p);
+        }
+    }
+}
+
+/// The files the module creates or backs: its debugfs tree, its module
+/// directory in sysfs, and the sysfs directory of each of `devs`.
+pub fn module_files(devs: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    files_under("/sys/kernel/debug/rust_tun", &mut out);
+    files_under("/sys/module/rust_tun", &mut out);
+    for d in devs {
+        files_under(&format!("/sys/devices/virtual/net/{d}"), &mut out);
+    }
+    out
+}
+
+/// Reads `path` to its end in `chunk`-byte reads; errors are the
+/// expected kinds (the file went away, is write-only, is busy).
+pub fn read_file_checked(path: &str, chunk: usize) -> Result<usize, String> {
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EACCES | libc::EPERM | libc::ENXIO)) => return Ok(0),
+        Err(e) => return Err(format!("open {path}: {e}")),
+    };
+    let mut buf = vec![0u8; chunk.max(1)];
+    let mut total = 0;
+    loop {
+        match fd_read(f.as_raw_fd(), &mut buf) {
+            Ok(0) => return Ok(total),
+            Ok(n) => total += n,
+            Err(libc::EIO | libc::EINVAL | libc::ENOENT | libc::ENODEV | libc::EOPNOTSUPP | libc::EAGAIN) => return Ok(total),
+            Err(e) => return Err(format!("read {path}: errno {e}")),
+        }
+    }
+}
+
 /// The stress run: pktgen into a 4-queue TAP device while readers and
 /// writers work every queue, a queue is detached and re-attached, the
 /// device goes down and up, both RPS/RFS knobs flip, extra queues are
@@ -108,13 +199,37 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     }
     let pktgen = {
         let (stop, sent) = (stop.clone(), sent.clone());
-        thread::spawn(move || {
+        thread::spawn(move || -> Result<String, String> {
+            let mut last = String::new();
             while !stop.load(Ordering::Relaxed) {
-                let _ = std::fs::write("/proc/net/pktgen/pgctrl", "start\n");
-                let (ok, err) = pktgen_counts(DEV);
+                let (ok, err, result) = pktgen_run_once(DEV, &stop)?;
                 sent.fetch_add(ok + err, Ordering::Relaxed);
+                last = result;
                 thread::sleep(Duration::from_millis(5));
             }
+            Ok(last)
+        })
+    };
+    // Every file the module creates, read in a loop throughout (micro_bench,
+    // which runs for seconds with bottom halves off, once in a while).
+    let file_reads = Arc::new(AtomicU64::new(0));
+    let files = {
+        let (stop, reads) = (stop.clone(), file_reads.clone());
+        let mut rng = Rng::new(seed ^ 0xf11e);
+        thread::spawn(move || -> Result<(), String> {
+            let mut pass = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                for path in module_files(&[DEV]) {
+                    if path.ends_with("/micro_bench") && pass % 64 != 0 {
+                        continue;
+                    }
+                    let chunk = [1, 7, 64, 4096][rng.below(4) as usize];
+                    read_file_checked(&path, chunk)?;
+                    reads.fetch_add(1, Ordering::Relaxed);
+                }
+                pass += 1;
+            }
+            Ok(())
         })
     };
     // Readers and writers on every queue.
@@ -213,7 +328,14 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
         let _ = std::fs::write("/proc/net/pktgen/pgctrl", "stop\n");
         thread::sleep(Duration::from_millis(20));
     }
-    pktgen.join().map_err(|_| "the pktgen thread panicked")?;
+    let last_run = pktgen.join().map_err(|_| "the pktgen thread panicked")??;
+    // No run may start after the last one counted (pktgen's worker looks
+    // at its control word every 100 ms).
+    thread::sleep(Duration::from_millis(300));
+    if pktgen_result(DEV) != last_run {
+        return Err(format!("a pktgen run started after the last counted one: {:?}", pktgen_result(DEV)));
+    }
+    files.join().map_err(|_| "the file reader panicked")??;
     for t in threads {
         t.join().map_err(|_| "a stress thread panicked")?;
     }
@@ -231,8 +353,9 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     ioctl_val(t.fd(), TUNSETPERSIST, 0).map_err(|e| format!("TUNSETPERSIST 0: {e}"))?;
     drop(t);
     let summary = format!(
-        "seed={seed} secs={secs} ops={} pktgen_xmit={sent} tx_packets={tx_packets} tx_dropped={tx_dropped}",
-        ops.load(Ordering::Relaxed)
+        "seed={seed} secs={secs} ops={} file_reads={} pktgen_xmit={sent} tx_packets={tx_packets} tx_dropped={tx_dropped}",
+        ops.load(Ordering::Relaxed),
+        file_reads.load(Ordering::Relaxed)
     );
     if sent == 0 || sent != tx_packets + tx_dropped {
         return Err(format!("counters do not balance: {summary}"));
@@ -283,7 +406,53 @@ fn fuzz_one(node: &str, seed: u64, iters: u64) {
     let flag_bits = [IFF_TUN, IFF_TAP, IFF_NO_PI, IFF_MULTI_QUEUE, IFF_TUN_EXCL, IFF_NO_CARRIER,
         IFF_ATTACH_QUEUE, IFF_DETACH_QUEUE, 0x4000, 0x0010];
     let mut buf = vec![0u8; 4096];
+    // The module's own files: opened, read, polled and closed among the
+    // other operations; rmmod tried with whatever is open.
+    let mut mfiles: Vec<std::fs::File> = Vec::new();
+    let mut paths = module_files(&["rt-fz0", "rt-fz1", "rt-fz2"]);
     for _ in 0..iters {
+        if rng.below(16) == 0 {
+            match rng.below(6) {
+                0 | 1 if mfiles.len() < 8 => {
+                    if rng.below(8) == 0 {
+                        paths = module_files(&["rt-fz0", "rt-fz1", "rt-fz2"]);
+                    }
+                    let p = paths.get(rng.below(paths.len().max(1) as u64) as usize);
+                    if let Some(f) = p.filter(|p| !p.ends_with("/micro_bench")).and_then(|p| std::fs::File::open(p).ok()) {
+                        mfiles.push(f);
+                    }
+                }
+                2 if !mfiles.is_empty() => {
+                    let f = &mfiles[rng.below(mfiles.len() as u64) as usize];
+                    let len = rng.below(4096) as usize;
+                    let _ = fd_read(f.as_raw_fd(), &mut buf[..len]);
+                }
+                3 if !mfiles.is_empty() => {
+                    let f = &mfiles[rng.below(mfiles.len() as u64) as usize];
+                    let _ = poll_fd(f.as_raw_fd(), libc::POLLIN, Duration::from_millis(rng.below(20)));
+                }
+                4 if !mfiles.is_empty() => {
+                    let i = rng.below(mfiles.len() as u64) as usize;
+                    mfiles.swap_remove(i);
+                }
+                5 => {
+                    // rmmod either fails (something holds the module) or
+                    // unloads it; then it comes back for the others.
+                    match crate::hardening::delete_module("rust_tun") {
+                        Ok(()) => {
+                            let _ = crate::hardening::finit_module("rust_tun");
+                        }
+                        Err(libc::EAGAIN | libc::EBUSY | libc::ENOENT) => {}
+                        Err(e) => {
+                            eprintln!("fuzz: rmmod rust_tun: unexpected errno {e}");
+                            std::process::exit(4);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
         match rng.below(8) {
             0 if fds.len() < 8 => {
                 if let Ok(f) = Tun::open_node(node) {
