@@ -5,6 +5,7 @@
  * if_tun, ethtool) and the C shims in tun_helpers.h.
  */
 #include <linux/debugfs.h>
+#include <linux/slab.h>
 #include <linux/etherdevice.h>
 #include <linux/jump_label.h>
 #include <linux/timer.h>
@@ -42,6 +43,24 @@ const gfp_t RTUN_GFP_KERNEL = GFP_KERNEL;
 const unsigned long RTUN_HZ = HZ;
 const unsigned long RTUN_NETDEV_CHANGE_TX_QUEUE_LEN = NETDEV_CHANGE_TX_QUEUE_LEN;
 const int RTUN_NOTIFY_DONE = NOTIFY_DONE;
+const int RTUN_NOTIFY_BAD = NOTIFY_BAD;
+const unsigned long RTUN_NETDEV_UP = NETDEV_UP;
+const unsigned long RTUN_NETDEV_REGISTER = NETDEV_REGISTER;
+const unsigned long RTUN_NETDEV_UNREGISTER = NETDEV_UNREGISTER;
+const unsigned long RTUN_NETDEV_CHANGENAME = NETDEV_CHANGENAME;
+const gfp_t RTUN_GFP_ATOMIC = GFP_ATOMIC;
+const fmode_t RTUN_FMODE_NOWAIT = FMODE_NOWAIT;
+const unsigned long RTUN_KMALLOC_MAX_SIZE = KMALLOC_MAX_SIZE;
+const unsigned long RTUN_PAGE_SIZE = PAGE_SIZE;
+const unsigned int RTUN_PAGE_ALLOC_COSTLY_ORDER = PAGE_ALLOC_COSTLY_ORDER;
+const unsigned int RTUN_MAX_SKB_FRAGS = MAX_SKB_FRAGS;
+/* NET_SKB_PAD is max(32, L1_CACHE_BYTES), a statement expression bindgen
+ * cannot take at file scope; rtun_skb_reserve() asserts the two agree. */
+const unsigned int RTUN_NET_SKB_PAD = L1_CACHE_BYTES > 32 ? L1_CACHE_BYTES : 32;
+const unsigned long RTUN_SKB_SHINFO_SIZE = SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+const unsigned int RTUN_NET_IP_ALIGN = NET_IP_ALIGN;
+const unsigned int RTUN_SKBFL_ZEROCOPY_ENABLE = SKBFL_ZEROCOPY_ENABLE;
+const unsigned int RTUN_SKBTX_SW_TSTAMP = SKBTX_SW_TSTAMP;
 /* Field offsets for the inline readers in sys.rs (C reads these inline). */
 const unsigned long RTUN_NETDEV_PRIV = offsetof(struct net_device, priv);
 #ifdef CONFIG_PCPU_DEV_REFCNT
@@ -50,6 +69,12 @@ const unsigned long RTUN_NETDEV_PCPU_REFCNT = offsetof(struct net_device, pcpu_r
 const unsigned long RTUN_SKB_DESTRUCTOR = offsetof(struct sk_buff, destructor);
 const unsigned int RTUN_SKB_DROP_REASON_NOT_SPECIFIED = SKB_DROP_REASON_NOT_SPECIFIED;
 const unsigned long RTUN_SKB_LEN = offsetof(struct sk_buff, len);
+const unsigned long RTUN_SKB_DATA_LEN = offsetof(struct sk_buff, data_len);
+const unsigned long RTUN_SKB_DATA = offsetof(struct sk_buff, data);
+const unsigned long RTUN_SKB_HEAD = offsetof(struct sk_buff, head);
+const unsigned long RTUN_SKB_END = offsetof(struct sk_buff, end);
+const unsigned long RTUN_SHINFO_FLAGS = offsetof(struct skb_shared_info, flags);
+const unsigned long RTUN_SHINFO_TX_FLAGS = offsetof(struct skb_shared_info, tx_flags);
 const unsigned long RTUN_SKB_QUEUE_MAPPING = offsetof(struct sk_buff, queue_mapping);
 const unsigned long RTUN_SKB_PROTOCOL = offsetof(struct sk_buff, protocol);
 const unsigned long RTUN_IOV_ITER_COUNT = offsetof(struct iov_iter, count);

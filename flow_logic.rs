@@ -52,3 +52,14 @@ pub(crate) const fn flow_ageing(updated: u64, delay: u64, now: u64) -> Ageing {
         Ageing::KeepUntil(this_timer)
     }
 }
+
+/// Milliseconds from jiffy `updated` to jiffy `now` at `hz` ticks per
+/// second, for reports. `updated` may be newer than `now` (a writer
+/// refreshed the entry after the reader read the clock): that is age 0, not
+/// a wrapped-around eternity. Saturates rather than overflows.
+pub(crate) const fn age_ms(updated: u64, now: u64, hz: u64) -> u64 {
+    if time_before(now, updated) {
+        return 0;
+    }
+    now.wrapping_sub(updated).saturating_mul(1000) / hz
+}

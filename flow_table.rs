@@ -8,18 +8,21 @@
 //! ageing after `ageing_time` (`TUN_FLOW_EXPIRE`, 3 s) by a timer that
 //! re-arms only while entries remain.
 //!
-//! Deliberate difference from tun.c: the 4096 entries are preallocated per
-//! device (a pool indexed by `u16`, bucket chains linked by index) instead
-//! of `kmalloc(GFP_ATOMIC)` per flow and `kfree_rcu` per deletion. The data
+//! Deliberate difference from tun.c: the 4096 entries are allocated in one
+//! pool when a device first has two queues (tun.c creates flows only then;
+//! a single-queue device pays for the bucket heads only), instead of
+//! `kmalloc(GFP_ATOMIC)` per flow and `kfree_rcu` per deletion. The data
 //! path never allocates, a full table is the only reason a flow is not
 //! created, and a deleted entry is reused only after an RCU grace period
-//! (`get_state_synchronize_rcu` cookies), so a reader walking a chain never
-//! sees an entry change identity under it.
+//! that its deletion started (`start_poll_synchronize_rcu` cookies), so a
+//! reader walking a chain never sees an entry change identity under it.
 
 use crate::flow_logic::{
-    flow_ageing, time_before, tun_hashfn, Ageing, MAX_TAP_FLOWS, TUN_NUM_FLOW_ENTRIES,
+    age_ms, flow_ageing, time_before, tun_hashfn, Ageing, MAX_TAP_FLOWS, TUN_NUM_FLOW_ENTRIES,
 };
-use crate::sys::{self, new_spinlock_bh, rcu_cookie, RcuReadGuard, SpinLockBh, Timer};
+use crate::sys::{
+    self, impl_has_timer, new_spinlock_bh, rcu_cookie, OncePin, RcuReadGuard, SpinLockBh, Timer,
+};
 use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
 
@@ -65,6 +68,8 @@ struct FlowAlloc {
     free: KVVec<(u16, usize)>,
     head: usize,
     len: usize,
+    /// Entries pushed since the last `seal`, still without their cookie.
+    unsealed: usize,
     flow_count: usize,
 }
 
@@ -72,7 +77,7 @@ impl FlowAlloc {
     /// An entry whose deletion is a grace period old, if any. Cookies are
     /// in order, so only the oldest needs checking.
     fn pop(&mut self) -> Option<u16> {
-        if self.len == 0 {
+        if self.len == self.unsealed {
             return None;
         }
         let (idx, cookie) = self.free[self.head];
@@ -84,11 +89,28 @@ impl FlowAlloc {
         Some(idx)
     }
 
+    /// Frees entry `idx`, unlinked already; [`FlowAlloc::seal`] gives it
+    /// its cookie once the whole batch is unlinked.
     fn push(&mut self, idx: u16) {
         // Entries in use plus free ones are `MAX_TAP_FLOWS`: never full.
         let tail = (self.head + self.len) % MAX_TAP_FLOWS;
-        self.free[tail] = (idx, rcu_cookie::get());
+        self.free[tail] = (idx, 0);
         self.len += 1;
+        self.unsealed += 1;
+    }
+
+    /// Starts the grace period after which the entries pushed since the
+    /// last seal may be reused (one per batch of deletions: the cookie is
+    /// taken after every entry of the batch was unlinked).
+    fn seal(&mut self) {
+        if self.unsealed == 0 {
+            return;
+        }
+        let cookie = rcu_cookie::start();
+        for k in self.len - self.unsealed..self.len {
+            self.free[(self.head + k) % MAX_TAP_FLOWS].1 = cookie;
+        }
+        self.unsealed = 0;
     }
 }
 
@@ -97,69 +119,114 @@ pub(crate) struct FlowInfo {
     pub(crate) rxhash: u32,
     pub(crate) rps_rxhash: u32,
     pub(crate) queue_index: u16,
-    pub(crate) age: u64,
+    /// Milliseconds since the flow was last written (0 if a writer
+    /// refreshed it after the snapshot's clock was read).
+    pub(crate) age_ms: u64,
 }
 
-/// The flow table of one device.
+/// The entries of a table, allocated when first needed.
 #[pin_data]
-pub(crate) struct FlowTable {
-    /// `flow_gc_timer`; set up once the table is in place. First, so that
-    /// it is dropped (shut down, waiting for a running callback) before the
-    /// entries its callback walks.
-    pub(crate) gc_timer: Timer,
-    heads: [AtomicU16; TUN_NUM_FLOW_ENTRIES],
-    pool: KVVec<FlowEntry>,
+struct FlowPool {
+    entries: KVVec<FlowEntry>,
     #[pin]
     alloc: SpinLockBh<FlowAlloc>,
-    /// `ageing_time`, in jiffies.
-    ageing_time: AtomicU64,
 }
 
-impl FlowTable {
-    /// `tun_flow_init()`: an empty table with all entries preallocated.
-    pub(crate) fn new() -> impl PinInit<Self, Error> {
-        let mut pool = KVVec::with_capacity(MAX_TAP_FLOWS, GFP_KERNEL);
+impl FlowPool {
+    fn new() -> impl PinInit<Self, Error> {
+        let mut entries = KVVec::with_capacity(MAX_TAP_FLOWS, GFP_KERNEL);
         let mut free = KVVec::with_capacity(MAX_TAP_FLOWS, GFP_KERNEL);
-        let filled = match (&mut pool, &mut free) {
-            (Ok(pool), Ok(free)) => (0..MAX_TAP_FLOWS).try_for_each(|i| {
-                pool.push(FlowEntry::new(), GFP_KERNEL)?;
+        let filled = match (&mut entries, &mut free) {
+            (Ok(entries), Ok(free)) => (0..MAX_TAP_FLOWS).try_for_each(|i| {
+                entries.push(FlowEntry::new(), GFP_KERNEL)?;
                 free.push((i as u16, rcu_cookie::completed()), GFP_KERNEL)
             }),
             _ => Err(kernel::alloc::AllocError),
         };
         try_pin_init!(Self {
-            gc_timer: Timer::new(),
-            heads: [const { AtomicU16::new(NIL) }; TUN_NUM_FLOW_ENTRIES],
-            pool: { filled?; pool? },
+            entries: { filled?; entries? },
             alloc <- new_spinlock_bh!(
                 FlowAlloc {
                     free: free?,
                     head: 0,
                     len: MAX_TAP_FLOWS,
+                    unsealed: 0,
                     flow_count: 0,
                 },
-                "FlowTable::alloc"
+                "FlowPool::alloc"
             ),
-            ageing_time: AtomicU64::new(TUN_FLOW_EXPIRE),
         }? Error)
     }
 
     fn entry(&self, idx: u16) -> &FlowEntry {
-        &self.pool[usize::from(idx)]
+        &self.entries[usize::from(idx)]
+    }
+}
+
+/// The flow table of one device.
+#[pin_data(PinnedDrop)]
+pub(crate) struct FlowTable {
+    /// `flow_gc_timer`: `tun_flow_cleanup`. Shut down first when the table
+    /// goes (`PinnedDrop`), before anything its callback walks.
+    #[pin]
+    gc_timer: Timer<FlowTable>,
+    heads: [AtomicU16; TUN_NUM_FLOW_ENTRIES],
+    pool: OncePin<FlowPool>,
+    /// `ageing_time`, in jiffies.
+    ageing_time: AtomicU64,
+}
+
+impl_has_timer!(FlowTable, gc_timer, tun_flow_cleanup);
+
+#[pinned_drop]
+impl PinnedDrop for FlowTable {
+    fn drop(self: Pin<&mut Self>) {
+        self.gc_timer.shutdown();
+    }
+}
+
+impl FlowTable {
+    /// `tun_flow_init()`: an empty table; its entries come with
+    /// [`FlowTable::alloc_pool`].
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            gc_timer <- Timer::new(),
+            heads: [const { AtomicU16::new(NIL) }; TUN_NUM_FLOW_ENTRIES],
+            pool: OncePin::new(),
+            ageing_time: AtomicU64::new(TUN_FLOW_EXPIRE),
+        })
+    }
+
+    /// Allocates the entries, if not done yet (process context: the device
+    /// is getting its second queue).
+    pub(crate) fn alloc_pool(&self) -> Result {
+        if self.pool.get().is_some() {
+            return Ok(());
+        }
+        let pool = KBox::pin_init(FlowPool::new(), GFP_KERNEL)?;
+        // Losing a race only means another caller's pool is in place.
+        let _ = self.pool.set(pool);
+        Ok(())
+    }
+
+    /// Whether the entries are allocated.
+    pub(crate) fn has_pool(&self) -> bool {
+        self.pool.get().is_some()
     }
 
     /// `tun_flow_find()`: the entry of `rxhash`, valid for the RCU section.
     pub(crate) fn find<'a>(&'a self, rxhash: u32, _rcu: &'a RcuReadGuard) -> Option<&'a FlowEntry> {
-        self.find_idx(rxhash).map(|i| self.entry(i))
+        let pool = self.pool.get()?.get_ref();
+        self.find_idx(pool, rxhash).map(|i| pool.entry(i))
     }
 
     /// The chain walk of `tun_flow_find()`, by index. Entries are never
     /// freed and are reused only a grace period after deletion, so any
     /// caller inside an RCU section or holding the lock sees whole chains.
-    fn find_idx(&self, rxhash: u32) -> Option<u16> {
+    fn find_idx(&self, pool: &FlowPool, rxhash: u32) -> Option<u16> {
         let mut idx = self.heads[tun_hashfn(rxhash)].load(Ordering::Acquire);
         while idx != NIL {
-            let e = self.entry(idx);
+            let e = pool.entry(idx);
             if e.rxhash.load(Ordering::Relaxed) == rxhash {
                 return Some(idx);
             }
@@ -171,11 +238,11 @@ impl FlowTable {
     /// `tun_flow_create()`, under the lock. Nothing happens when no entry
     /// is free (the table is full, or the free ones are not a grace period
     /// old yet).
-    fn create(&self, alloc: &mut FlowAlloc, rxhash: u32, queue_index: u16) {
+    fn create(&self, pool: &FlowPool, alloc: &mut FlowAlloc, rxhash: u32, queue_index: u16) {
         let Some(idx) = alloc.pop() else {
             return;
         };
-        let e = self.entry(idx);
+        let e = pool.entry(idx);
         let head = &self.heads[tun_hashfn(rxhash)];
         e.updated.store(sys::jiffies(), Ordering::Relaxed);
         e.rxhash.store(rxhash, Ordering::Relaxed);
@@ -189,20 +256,26 @@ impl FlowTable {
     }
 
     /// Deletes, under the lock, every entry for which `doomed` says so
-    /// (`tun_flow_delete()` on each).
-    fn delete_where(&self, alloc: &mut FlowAlloc, mut doomed: impl FnMut(&FlowEntry) -> bool) {
+    /// (`tun_flow_delete()` on each), then starts the grace period after
+    /// which they may be reused.
+    fn delete_where(
+        &self,
+        pool: &FlowPool,
+        alloc: &mut FlowAlloc,
+        mut doomed: impl FnMut(&FlowEntry) -> bool,
+    ) {
         for head in &self.heads {
             let mut prev: Option<u16> = None;
             let mut idx = head.load(Ordering::Relaxed);
             while idx != NIL {
-                let e = self.entry(idx);
+                let e = pool.entry(idx);
                 let next = e.next.load(Ordering::Relaxed);
                 if doomed(e) {
                     // `hlist_del_rcu()`: readers on `e` still follow
                     // `e.next`, which is left as it is.
                     match prev {
                         None => head.store(next, Ordering::Release),
-                        Some(p) => self.entry(p).next.store(next, Ordering::Release),
+                        Some(p) => pool.entry(p).next.store(next, Ordering::Release),
                     }
                     alloc.push(idx);
                     alloc.flow_count -= 1;
@@ -212,12 +285,14 @@ impl FlowTable {
                 idx = next;
             }
         }
+        alloc.seal();
     }
 
     /// The table half of `tun_flow_update()`: refresh the flow of `rxhash`
     /// and return its `rps_rxhash` for the RFS record step, or create it,
     /// make sure the ageing timer runs, and return `None`.
     pub(crate) fn update(&self, rxhash: u32, queue_index: u16) -> Option<u32> {
+        let pool = self.pool.get()?.get_ref();
         let rcu = RcuReadGuard::new();
         if let Some(e) = self.find(rxhash, &rcu) {
             if e.queue_index.load(Ordering::Relaxed) != queue_index {
@@ -229,9 +304,9 @@ impl FlowTable {
             }
             return Some(e.rps_rxhash.load(Ordering::Relaxed));
         }
-        let mut alloc = self.alloc.lock();
-        if self.find_idx(rxhash).is_none() && alloc.flow_count < MAX_TAP_FLOWS {
-            self.create(&mut alloc, rxhash, queue_index);
+        let mut alloc = pool.alloc.lock();
+        if self.find_idx(pool, rxhash).is_none() && alloc.flow_count < MAX_TAP_FLOWS {
+            self.create(pool, &mut alloc, rxhash, queue_index);
         }
         if !self.gc_timer.pending() {
             let delay = self.ageing_time.load(Ordering::Relaxed);
@@ -251,8 +326,12 @@ impl FlowTable {
     /// Queue `index` went away and queue `last` took its index (see
     /// `__tun_detach`): delete the flows of `index`, move those of `last`.
     pub(crate) fn detach_queue(&self, index: u16, last: u16) {
-        let mut alloc = self.alloc.lock();
-        self.delete_where(&mut alloc, |e| {
+        let Some(pool) = self.pool.get() else {
+            return;
+        };
+        let pool = pool.get_ref();
+        let mut alloc = pool.alloc.lock();
+        self.delete_where(pool, &mut alloc, |e| {
             let q = e.queue_index.load(Ordering::Relaxed);
             if q == index {
                 return true;
@@ -266,31 +345,43 @@ impl FlowTable {
 
     /// `tun_flow_flush()`.
     pub(crate) fn flush(&self) {
-        let mut alloc = self.alloc.lock();
-        self.delete_where(&mut alloc, |_| true);
+        let Some(pool) = self.pool.get() else {
+            return;
+        };
+        let pool = pool.get_ref();
+        let mut alloc = pool.alloc.lock();
+        self.delete_where(pool, &mut alloc, |_| true);
     }
 
     /// `tun->flow_count`.
     pub(crate) fn flow_count(&self) -> usize {
-        self.alloc.lock().flow_count
+        self.pool
+            .get()
+            .map_or(0, |pool| pool.get_ref().alloc.lock().flow_count)
     }
 
     /// A snapshot of the entries, for debugfs.
     pub(crate) fn snapshot(&self) -> Result<KVVec<FlowInfo>> {
+        let Some(pool) = self.pool.get() else {
+            return Ok(KVVec::new());
+        };
+        let pool = pool.get_ref();
         let mut out = KVVec::with_capacity(MAX_TAP_FLOWS, GFP_KERNEL)?;
+        let _alloc = pool.alloc.lock();
+        // Writers refresh `updated` without the lock, so an entry may be
+        // newer than `now`: `age_ms` says 0 for those.
         let now = sys::jiffies();
-        let _alloc = self.alloc.lock();
         for head in &self.heads {
             let mut idx = head.load(Ordering::Relaxed);
             while idx != NIL {
-                let e = self.entry(idx);
+                let e = pool.entry(idx);
                 // Capacity is `MAX_TAP_FLOWS`, so this never allocates.
                 out.push(
                     FlowInfo {
                         rxhash: e.rxhash.load(Ordering::Relaxed),
                         rps_rxhash: e.rps_rxhash.load(Ordering::Relaxed),
                         queue_index: e.queue_index.load(Ordering::Relaxed),
-                        age: now.wrapping_sub(e.updated.load(Ordering::Relaxed)),
+                        age_ms: age_ms(e.updated.load(Ordering::Relaxed), now, sys::HZ),
                     },
                     GFP_ATOMIC,
                 )?;
@@ -303,13 +394,17 @@ impl FlowTable {
 
 /// `tun_flow_cleanup()`: the ageing timer. Deletes expired flows and
 /// re-arms for the earliest remaining expiry while any flow remains.
-pub(crate) fn tun_flow_cleanup(flows: &FlowTable) {
+fn tun_flow_cleanup(flows: &FlowTable) {
+    let Some(pool) = flows.pool.get() else {
+        return;
+    };
+    let pool = pool.get_ref();
     let delay = flows.ageing_time.load(Ordering::Relaxed);
     let now = sys::jiffies();
     let mut next_timer = now.wrapping_add(delay);
     let mut count = 0usize;
-    let mut alloc = flows.alloc.lock();
-    flows.delete_where(&mut alloc, |e| {
+    let mut alloc = pool.alloc.lock();
+    flows.delete_where(pool, &mut alloc, |e| {
         match flow_ageing(e.updated.load(Ordering::Relaxed), delay, now) {
             Ageing::Expire => true,
             Ageing::KeepUntil(t) => {

@@ -16,7 +16,7 @@
 //! the key is off, patched by the kernel into a JMP while it is on, for
 //! every flip of `rps_sock_flow_entries` or `rps_cpus`, without reloading.
 //! [`show_jump_sites`] prints the sites as they are, which is how the tests
-//! prove it. Without `CONFIG_RPS` both guards are constant `false`.
+//! prove it. Without `CONFIG_JUMP_LABEL` they read the keys' counts.
 
 use crate::sys::{self, SiteInsn, TextBuf};
 use core::fmt::Write;
@@ -24,27 +24,13 @@ use core::fmt::Write;
 /// `static_branch_unlikely(&rps_needed)`.
 #[inline(always)]
 pub(crate) fn rps_needed() -> bool {
-    #[cfg(CONFIG_RPS)]
-    {
-        sys::static_branch_unlikely!(crate::bindings::rps_needed)
-    }
-    #[cfg(not(CONFIG_RPS))]
-    {
-        false
-    }
+    sys::static_branch_unlikely!(crate::bindings::rps_needed)
 }
 
 /// `static_branch_unlikely(&rfs_needed)`.
 #[inline(always)]
 pub(crate) fn rfs_needed() -> bool {
-    #[cfg(CONFIG_RPS)]
-    {
-        sys::static_branch_unlikely!(crate::bindings::rfs_needed)
-    }
-    #[cfg(not(CONFIG_RPS))]
-    {
-        false
-    }
+    sys::static_branch_unlikely!(crate::bindings::rfs_needed)
 }
 
 /// `sock_rps_record_flow_hash()` (`include/net/rps.h`), unguarded, as
@@ -52,18 +38,10 @@ pub(crate) fn rfs_needed() -> bool {
 /// the hash is set and the table exists. Returns whether it recorded.
 #[inline(always)]
 pub(crate) fn sock_rps_record_flow_hash(hash: u32) -> bool {
-    #[cfg(CONFIG_RPS)]
-    {
-        if hash == 0 {
-            return false;
-        }
-        sys::rps_record_sock_flow(hash)
+    if hash == 0 {
+        return false;
     }
-    #[cfg(not(CONFIG_RPS))]
-    {
-        let _ = hash;
-        false
-    }
+    sys::rps_record_sock_flow(hash)
 }
 
 /// The record step behind the `rfs_needed` guard: what the rfs_needed patch

@@ -70,6 +70,28 @@ impl<T> KernelStatic<T> {
     }
 }
 
+// `struct module` has 128-bit fields; only its address is ever used.
+#[allow(improper_ctypes)]
+extern "C" {
+    /// This module's `struct module` (`THIS_MODULE`), which the module
+    /// loader places in `.gnu.linkonce.this_module`.
+    static __this_module: kernel::types::Opaque<bindings::module>;
+}
+
+/// `THIS_MODULE`, usable in a `static`'s initialiser: the `owner` of every
+/// `file_operations` of ours, so an open file pins the module (without
+/// it, closing a file after `rmmod` would call freed code).
+macro_rules! this_module {
+    () => {
+        // Only the address is taken (no `unsafe` needed): the module's own
+        // `struct module`, valid for as long as any of its code is.
+        ::core::ptr::addr_of!($crate::sys::__this_module)
+            .cast_mut()
+            .cast::<$crate::bindings::module>()
+    };
+}
+pub(crate) use this_module;
+
 /// Returns an all-zero `T`: the "unset" value of a C ops table or struct.
 const fn zeroed<T: ZeroIsValid>() -> T {
     // SAFETY: `ZeroIsValid` is only implemented for C structs made of

@@ -28,9 +28,25 @@ use core::fmt::Write;
 use flow_logic::reciprocal_scale;
 use flow_table::FlowTable;
 use sys::{
-    errno, poll, BhOff, DevDebugfs, DevKind, IovIter, NetDevice, NetDeviceBuilder, NetNs,
-    PollTable, RcuArc, RcuDev, RcuReadGuard, RingSlots, Rtnl, SkBuff, SkbRing, TextBuf, WaitQueue,
+    errno, poll, BhOff, DevDebugfs, DevEvent, DevKind, IovIter, NetDevice, NetDeviceBuilder, NetNs,
+    PollTable, RcuArc, RcuDev, RcuReadGuard, RingSlots, Rtnl, RtnlLocked, SkBuff, SkbRing, TextBuf,
+    UnpublishedBatch, WaitQueue,
 };
+
+// The configurations this module is built and tested for; anything else
+// fails here, with the reason, rather than compiling code nobody runs.
+#[cfg(not(target_arch = "x86_64"))]
+compile_error!("rust_tun supports x86_64 only: its jump-label sites, per-CPU reads and micro-benchmark are x86_64 code");
+#[cfg(not(CONFIG_SMP))]
+compile_error!("rust_tun needs CONFIG_SMP: its subject is RPS/RFS bookkeeping, which exists only on SMP kernels");
+#[cfg(not(CONFIG_RPS))]
+compile_error!("rust_tun needs CONFIG_RPS (on with SMP and SYSFS): the rps_needed/rfs_needed guards are its subject");
+#[cfg(CONFIG_PREEMPT_RT)]
+compile_error!(
+    "rust_tun does not support CONFIG_PREEMPT_RT (its transmit ring calls _raw_spin_lock directly)"
+);
+#[cfg(CONFIG_INLINE_SPIN_LOCK)]
+compile_error!("rust_tun expects out-of-line spinlocks (!CONFIG_INLINE_SPIN_LOCK), as on x86_64");
 
 module! {
     type: RustTun,
@@ -58,10 +74,21 @@ pub(crate) const MIN_MTU: u32 = 68;
 /// `MAX_MTU`.
 pub(crate) const MAX_MTU: u32 = 65535;
 /// The largest write we accept: `MAX_MTU` plus an Ethernet and a VLAN
-/// header. tun.c builds paged skbs up to `MAX_SKB_FRAGS` pages instead; no
-/// valid frame is larger than this.
+/// header. tun.c takes larger writes (with a larger linear part) and lets
+/// the stack drop them; no valid frame is larger than this.
 const MAX_FRAME: usize = MAX_MTU as usize + ETH_HLEN + 4;
 const ETH_HLEN: usize = bindings::ETH_HLEN as usize;
+/// `tun->align`: headroom of a written packet (`NET_SKB_PAD`, plus
+/// `NET_IP_ALIGN` for TAP).
+const TUN_ALIGN: usize = bindings::RTUN_NET_SKB_PAD as usize;
+/// `SKB_MAX_HEAD(align)`, tun.c's `good_linear`: the most a written packet
+/// keeps in its linear part when it spans pages.
+const fn good_linear(align: usize) -> usize {
+    let page = bindings::RTUN_PAGE_SIZE as usize;
+    // SKB_WITH_OVERHEAD(PAGE_SIZE - align): minus the aligned
+    // `skb_shared_info`, which `bindings_helper.h` gives.
+    page - align - bindings::RTUN_SKB_SHINFO_SIZE as usize
+}
 
 /// `IFF_*` flags of the tun ABI (`include/uapi/linux/if_tun.h`).
 pub(crate) const IFF_TUN: u32 = bindings::IFF_TUN;
@@ -144,10 +171,11 @@ pub(crate) struct Tun {
     tfiles: [RcuArc<TunFile>; MAX_TAP_QUEUES],
     /// Number of attached queues; written under rtnl.
     numqueues: AtomicU32,
-    /// Files detached with `TUNSETQUEUE` (tun.c's `tun->disabled` list), in
-    /// `disabled[0..numdisabled]`; under rtnl.
-    disabled: [RcuArc<TunFile>; MAX_TAP_QUEUES],
-    /// Number of detached files.
+    /// Files detached with `TUNSETQUEUE` (tun.c's `tun->disabled` list).
+    /// Only rtnl holders look at it (the data path never does), so taking
+    /// a file off it needs no grace period.
+    disabled: RtnlLocked<Disabled>,
+    /// Number of detached files (written under rtnl, read by debugfs).
     numdisabled: AtomicU32,
     /// `tun->owner`, a kuid, or `INVALID_ID`.
     owner: AtomicU32,
@@ -170,7 +198,10 @@ impl Tun {
             flags: AtomicU32::new(flags),
             tfiles: [const { RcuArc::null() }; MAX_TAP_QUEUES],
             numqueues: AtomicU32::new(0),
-            disabled: [const { RcuArc::null() }; MAX_TAP_QUEUES],
+            disabled: RtnlLocked::new(Disabled {
+                files: [const { None }; MAX_TAP_QUEUES],
+                n: 0,
+            }),
             numdisabled: AtomicU32::new(0),
             owner: AtomicU32::new(INVALID_ID),
             group: AtomicU32::new(INVALID_ID),
@@ -195,6 +226,18 @@ impl Tun {
         } else {
             DevKind::Tun
         }
+    }
+}
+
+/// The detached files of a device, `files[..n]`.
+struct Disabled {
+    files: [Option<Arc<TunFile>>; MAX_TAP_QUEUES],
+    n: usize,
+}
+
+impl Disabled {
+    fn iter(&self) -> impl Iterator<Item = &Arc<TunFile>> {
+        self.files[..self.n].iter().flatten()
     }
 }
 
@@ -261,26 +304,41 @@ fn tun_ring_resize(tun: &Tun, tfile: &TunFile, len: u32) -> Result {
 }
 
 /// `tun_enable_queue()`: takes `tfile` off the device's disabled list.
-fn tun_enable_queue(tun: &Tun, tfile: &TunFile, rtnl: &Rtnl) {
-    let n = tun.numdisabled.load(Ordering::Relaxed) as usize;
-    let Some(i) = tun.disabled[..n]
+/// Nobody reads that list without rtnl, so no grace period is needed
+/// (tun.c: `list_del_init`).
+fn tun_enable_queue(tun: &Tun, tfile: &TunFile, rtnl: &mut Rtnl<'_>) {
+    let disabled = tun.disabled.get_mut(rtnl);
+    let n = disabled.n;
+    let Some(i) = disabled.files[..n]
         .iter()
-        .position(|slot| slot.get_rtnl(rtnl).is_some_and(|f| core::ptr::eq(f, tfile)))
+        .position(|f| f.as_deref().is_some_and(|f| core::ptr::eq(f, tfile)))
     else {
         return;
     };
-    let me = if i == n - 1 {
-        tun.disabled[i].replace(None, rtnl)
-    } else {
-        tun.disabled[i].take_from(&tun.disabled[n - 1], rtnl)
-    };
-    tun.numdisabled.store(n as u32 - 1, Ordering::Relaxed);
+    disabled.files.swap(i, n - 1);
+    let me = disabled.files[n - 1].take();
+    disabled.n = n - 1;
+    tun.numdisabled.store(disabled.n as u32, Ordering::Relaxed);
     tfile.detached.set(None, rtnl);
     drop(me);
 }
 
+/// `tun_disable_queue()`: puts `tfile` on the device's disabled list.
+fn tun_disable_queue(tun: &Tun, tfile: Arc<TunFile>, rtnl: &mut Rtnl<'_>) {
+    let disabled = tun.disabled.get_mut(rtnl);
+    // Attached plus disabled files never exceed `MAX_TAP_QUEUES`
+    // (`tun_attach` checks), so there is a slot.
+    disabled.files[disabled.n] = Some(tfile);
+    disabled.n += 1;
+    tun.numdisabled.store(disabled.n as u32, Ordering::Relaxed);
+}
+
 /// `tun_attach()`: makes `tfile` queue `numqueues` of `dev`.
-fn tun_attach(dev: &NetDevice, tfile: ArcBorrow<'_, TunFile>, rtnl: &Rtnl) -> Result {
+fn tun_attach<'g>(
+    dev: &'g NetDevice,
+    tfile: ArcBorrow<'_, TunFile>,
+    rtnl: &mut Rtnl<'g>,
+) -> Result {
     let tun = dev.tun();
     let detached = tfile.detached.get_rtnl(rtnl).is_some();
     if tfile.tun.get_rtnl(rtnl).is_some() && !detached {
@@ -293,6 +351,12 @@ fn tun_attach(dev: &NetDevice, tfile: ArcBorrow<'_, TunFile>, rtnl: &Rtnl) -> Re
     if !detached && n + tun.numdisabled.load(Ordering::Relaxed) as usize == MAX_TAP_QUEUES {
         return Err(E2BIG);
     }
+    // The flow table's entries exist once a second queue does (flows are
+    // only kept with more than one queue). Deliberate difference: tun.c
+    // allocates each flow as it comes.
+    if n >= 1 {
+        tun.flows.alloc_pool()?;
+    }
     // The ring follows the device's tx_queue_len (a detached file keeps its own).
     if !detached {
         tun_ring_resize(tun, &tfile, dev.tx_queue_len())?;
@@ -300,6 +364,7 @@ fn tun_attach(dev: &NetDevice, tfile: ArcBorrow<'_, TunFile>, rtnl: &Rtnl) -> Re
 
     tfile.queue_index.store(n as u16, Ordering::Relaxed);
     tfile.shutdown.store(false, Ordering::Relaxed);
+    // Slot `n` is empty: nothing is unpublished, no grace period.
     drop(tun.tfiles[n].replace(Some(tfile.into()), rtnl));
     if detached {
         tun_enable_queue(tun, &tfile, rtnl);
@@ -314,7 +379,7 @@ fn tun_attach(dev: &NetDevice, tfile: ArcBorrow<'_, TunFile>, rtnl: &Rtnl) -> Re
 
 /// `__tun_detach()`: takes `tfile`'s queue away; with `clean` the file is
 /// being closed, without it the queue is disabled (`TUNSETQUEUE`).
-fn __tun_detach(tfile: &TunFile, clean: bool, rtnl: &Rtnl) {
+fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>) {
     let dev = tfile.tun.get_rtnl(rtnl);
     let detached = tfile.detached.get_rtnl(rtnl);
 
@@ -336,14 +401,16 @@ fn __tun_detach(tfile: &TunFile, clean: bool, rtnl: &Rtnl) {
         if clean {
             tfile.tun.set(None, rtnl);
         }
-        // Waits for a grace period: no transmitter sees this queue after it.
+        // Waits for a grace period (tun.c's `synchronize_net()`): no
+        // transmitter sees this queue after it.
         let me = me.map(sys::Unpublished::into_arc);
         if !clean {
-            // `tun_disable_queue()`.
-            let nd = tun.numdisabled.load(Ordering::Relaxed) as usize;
-            drop(tun.disabled[nd].replace(me, rtnl));
-            tun.numdisabled.store(nd as u32 + 1, Ordering::Relaxed);
+            if let Some(me) = me {
+                tun_disable_queue(tun, me, rtnl);
+            }
             tfile.detached.set(Some(dev), rtnl);
+        } else {
+            drop(me);
         }
         // Deliberate difference: tun.c deletes the flows of queue
         // `numqueues + 1`, which no queue has; we delete the departed
@@ -379,44 +446,56 @@ fn __tun_detach(tfile: &TunFile, clean: bool, rtnl: &Rtnl) {
 
 /// `tun_detach()`.
 fn tun_detach(tfile: &TunFile, clean: bool) {
-    let rtnl = Rtnl::lock();
-    let dev = tfile
-        .tun
-        .get_rtnl(&rtnl)
-        .or(tfile.detached.get_rtnl(&rtnl))
-        .map(NetDevice::hold);
-    __tun_detach(tfile, clean, &rtnl);
-    if let Some(dev) = dev {
-        if dev.is_registered() {
-            dev.state_change(&rtnl);
+    Rtnl::with(|rtnl| {
+        let dev = tfile.tun.get_rtnl(rtnl).or(tfile.detached.get_rtnl(rtnl));
+        __tun_detach(tfile, clean, rtnl);
+        if let Some(dev) = dev {
+            if dev.is_registered() {
+                dev.state_change(rtnl);
+            }
         }
-    }
+    })
 }
 
 /// `tun_net_uninit()` / `tun_detach_all()`: the device is being
-/// unregistered; detach every queue, attached or disabled, and wake readers.
-pub(crate) fn tun_net_uninit(dev: &NetDevice, rtnl: &Rtnl) {
+/// unregistered; detach every queue, attached or disabled, wake readers,
+/// and after one grace period for all of them, purge their rings.
+pub(crate) fn tun_net_uninit<'g>(dev: &'g NetDevice, rtnl: &mut Rtnl<'g>) {
     let tun = dev.tun();
     tun.debugfs.remove();
     let n = tun.numqueues() as usize;
-    let nd = tun.numdisabled.load(Ordering::Relaxed) as usize;
-    for slot in Iterator::chain(tun.tfiles[..n].iter(), &tun.disabled[..nd]) {
+    let shut = |tfile: &TunFile, rtnl: &Rtnl<'g>| {
+        tfile.shutdown.store(true, Ordering::Relaxed);
+        tfile.tun.set(None, rtnl);
+        tfile.detached.set(None, rtnl);
+        tfile.wq.wake_up_poll(poll::IN | poll::ERR);
+    };
+    for slot in &tun.tfiles[..n] {
         if let Some(tfile) = slot.get_rtnl(rtnl) {
-            tfile.shutdown.store(true, Ordering::Relaxed);
-            tfile.tun.set(None, rtnl);
-            tfile.detached.set(None, rtnl);
-            tfile.wq.wake_up_poll(poll::IN | poll::ERR);
+            shut(tfile, rtnl);
         }
+    }
+    for tfile in tun.disabled.get(rtnl).iter() {
+        shut(tfile, rtnl);
     }
     tun.numqueues.store(0, Ordering::Release);
     tun.numdisabled.store(0, Ordering::Relaxed);
-    for slot in Iterator::chain(tun.tfiles[..n].iter(), &tun.disabled[..nd]) {
+    let mut batch = UnpublishedBatch::with_capacity(n);
+    for slot in &tun.tfiles[..n] {
         if let Some(old) = slot.replace(None, rtnl) {
-            // `into_arc` waits for the grace period before the purge.
-            let purged = old.into_arc().ring.purge();
-            inc(&tun.stats.tx_dropped, purged);
+            batch.push(old);
         }
     }
+    // One `synchronize_net()` for every queue, as tun.c.
+    batch.finish(|tfile| inc(&tun.stats.tx_dropped, tfile.ring.purge()));
+    // Disabled files were out of the transmitters' reach already.
+    let disabled = tun.disabled.get_mut(rtnl);
+    for slot in &mut disabled.files[..disabled.n] {
+        if let Some(tfile) = slot.take() {
+            inc(&tun.stats.tx_dropped, tfile.ring.purge());
+        }
+    }
+    disabled.n = 0;
     // `tun_flow_flush()`: no queue is left to steer to.
     tun.flows.flush();
     if tun.flags() & IFF_PERSIST != 0 {
@@ -425,14 +504,42 @@ pub(crate) fn tun_net_uninit(dev: &NetDevice, rtnl: &Rtnl) {
 }
 
 /// `tun_queue_resize()`: `tx_queue_len` changed; resize every ring.
-pub(crate) fn tun_queue_resize(dev: &NetDevice, rtnl: &Rtnl) -> Result {
+fn tun_queue_resize(dev: &NetDevice, rtnl: &Rtnl<'_>) -> Result {
     let tun = dev.tun();
     let n = tun.numqueues() as usize;
-    let nd = tun.numdisabled.load(Ordering::Relaxed) as usize;
-    for slot in Iterator::chain(tun.tfiles[..n].iter(), &tun.disabled[..nd]) {
+    for slot in &tun.tfiles[..n] {
         if let Some(tfile) = slot.get_rtnl(rtnl) {
             tun_ring_resize(tun, tfile, dev.tx_queue_len())?;
         }
+    }
+    for tfile in tun.disabled.get(rtnl).iter() {
+        tun_ring_resize(tun, tfile, dev.tx_queue_len())?;
+    }
+    Ok(())
+}
+
+/// `tun_device_event()`: the rings follow `tx_queue_len`; writers waiting
+/// for a device to come up wake (tun.c: `sk_write_space` on `NETDEV_UP`);
+/// and, ours only, the debugfs directory follows the device's name and
+/// namespace.
+pub(crate) fn tun_device_event<'g>(
+    dev: &'g NetDevice,
+    ev: DevEvent,
+    rtnl: &mut Rtnl<'g>,
+) -> Result {
+    let tun = dev.tun();
+    match ev {
+        DevEvent::ChangeTxQueueLen => return tun_queue_resize(dev, rtnl),
+        DevEvent::Up => {
+            let n = tun.numqueues() as usize;
+            for slot in &tun.tfiles[..n] {
+                if let Some(tfile) = slot.get_rtnl(rtnl) {
+                    tfile.wq.wake_up_poll(poll::OUT);
+                }
+            }
+        }
+        DevEvent::Register | DevEvent::ChangeName => tun.debugfs.create(dev, rtnl),
+        DevEvent::Unregister => tun.debugfs.remove(),
     }
     Ok(())
 }
@@ -505,35 +612,53 @@ fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &RcuRead
 }
 
 /// `tun_net_xmit()`: queue the packet on the ring of its queue and wake the
-/// reader; drop it when no file is attached or the ring is full.
-/// `UNGUARDED` comes from the device's ops table.
+/// reader; drop it when no file is attached or the ring is full. The steps
+/// before queueing are tun.c's, in its order: release a zerocopy sender's
+/// pages (the reader may take its time), timestamp, orphan, forget
+/// conntrack. `UNGUARDED` comes from the device's ops table.
 pub(crate) fn tun_net_xmit<const UNGUARDED: bool>(
     mut skb: SkBuff,
     dev: &NetDevice,
     bh: &BhOff,
 ) -> bindings::netdev_tx_t {
     let tun = dev.tun();
-    let txq = usize::from(skb.queue_mapping());
+    let txq = skb.queue_mapping();
     let rcu = RcuReadGuard::new();
-    let Some(tfile) = tun.tfiles.get(txq).and_then(|slot| slot.get(&rcu)) else {
-        inc(&tun.stats.tx_dropped, 1);
-        return sys::NET_XMIT_DROP;
+    let Some(tfile) = tun
+        .tfiles
+        .get(usize::from(txq))
+        .and_then(|slot| slot.get(&rcu))
+    else {
+        return tun_net_xmit_drop(tun, skb);
     };
 
     tun_automq_xmit::<UNGUARDED>(tun, &skb, &rcu);
 
+    if skb.orphan_frags_rx().is_err() {
+        return tun_net_xmit_drop(tun, skb);
+    }
+    skb.tx_timestamp();
     // Orphan the skb: we may hold it for an indefinite time.
     skb.orphan();
+    skb.nf_reset_ct();
 
-    let full = tfile.ring.produce(skb, bh);
-    if let Err(skb) = full {
-        inc(&tun.stats.tx_dropped, 1);
-        drop(skb);
-        return sys::NET_XMIT_DROP;
+    if let Err(skb) = tfile.ring.produce(skb, bh) {
+        return tun_net_xmit_drop(tun, skb);
     }
+    // `dev->lltx`: we update the queue's `trans_start` ourselves.
+    dev.txq_trans_cond_update(txq);
     // Notify and wake up the reader, if one sleeps.
     tfile.wq.wake_up_poll_if_sleeper(poll::IN);
     sys::NETDEV_TX_OK
+}
+
+/// The drop path of `tun_net_xmit()`: counted, and `skb_tx_error()` tells a
+/// zerocopy sender its data did not go out.
+#[cold]
+fn tun_net_xmit_drop(tun: &Tun, skb: SkBuff) -> bindings::netdev_tx_t {
+    inc(&tun.stats.tx_dropped, 1);
+    skb.tx_error_drop();
+    sys::NET_XMIT_DROP
 }
 
 // ---------------------------------------------------------------------------
@@ -639,7 +764,8 @@ fn tun_flow_update(tun: &Tun, rxhash: u32, tfile: &TunFile) {
 }
 
 /// `tun_get_user()`: builds a packet from the writer's buffer and hands it
-/// to the stack.
+/// to the stack. The skb is built as tun.c builds it (`tun_alloc_skb`):
+/// with a sleeping allocation, linear under a page, paged above.
 fn tun_get_user(dev: &NetDevice, tfile: &TunFile, from: &mut IovIter) -> Result<usize> {
     let tun = dev.tun();
     let flags = tun.flags();
@@ -658,6 +784,10 @@ fn tun_get_user(dev: &NetDevice, tfile: &TunFile, from: &mut IovIter) -> Result<
     }
 
     let kind = tun.kind();
+    let align = match kind {
+        DevKind::Tun => TUN_ALIGN,
+        DevKind::Tap => TUN_ALIGN + bindings::RTUN_NET_IP_ALIGN as usize,
+    };
     if kind == DevKind::Tap && len < ETH_HLEN {
         return Err(EINVAL);
     }
@@ -669,15 +799,13 @@ fn tun_get_user(dev: &NetDevice, tfile: &TunFile, from: &mut IovIter) -> Result<
         inc(&tun.stats.rx_dropped, 1);
         e
     };
-    let mut skb = SkBuff::alloc(dev, len as u32).map_err(drop)?;
-    let data = skb.put(len as u32);
-    from.copy_from(data).map_err(drop)?;
-    let first = data.first().copied();
+    let skb = SkBuff::alloc_for_write(align, len, good_linear(align)).map_err(drop)?;
+    let mut skb = skb.copy_from_iter(from).map_err(drop)?;
 
     match kind {
         DevKind::Tun => {
             if flags & IFF_NO_PI != 0 {
-                proto = match first.map(|b| b >> 4) {
+                proto = match skb.first_byte().map(|b| b >> 4) {
                     Some(4) => ETH_P_IP,
                     Some(6) => ETH_P_IPV6,
                     _ => return Err(drop(EINVAL)),
@@ -685,8 +813,13 @@ fn tun_get_user(dev: &NetDevice, tfile: &TunFile, from: &mut IovIter) -> Result<
             }
             skb.set_l3(proto, dev);
         }
-        DevKind::Tap => skb.eth_type_trans(dev),
+        DevKind::Tap => {
+            if !skb.eth_type_trans(dev) {
+                return Err(drop(ENOMEM));
+            }
+        }
     }
+    skb.reset_network_probe_transport();
 
     // Flow hashes are only worth it with several queues.
     let rxhash = if tun.numqueues() > 1 && !tfile.detached.is_set() {
@@ -776,7 +909,7 @@ fn tun_permitted(tun: &Tun, tfile: &TunFile) -> bool {
 
 /// `tun_set_iff()`: attaches the file to the named device, creating it if
 /// it does not exist.
-fn tun_set_iff(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &Rtnl) -> Result {
+fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rtnl<'g>) -> Result {
     let flags = ifr.flags();
     let dev = match NetDevice::get_by_name(&tfile.net, ifr.name(), rtnl) {
         Some(found) => {
@@ -842,11 +975,11 @@ fn tun_set_iff(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &Rtnl) -> R
             let tun = Tun::new(type_flag | (flags & TUN_FEATURES), sys::param_unguarded());
             let builder = NetDeviceBuilder::alloc(name, kind, queues, &tfile.net, tun)?;
             let dev = builder.register(rtnl)?;
+            // (Its debugfs directory came with `NETDEV_REGISTER`.)
             if let Err(e) = tun_attach(dev, tfile, rtnl) {
                 dev.unregister(rtnl);
                 return Err(e);
             }
-            dev.tun().debugfs.create(dev, rtnl);
             dev
         }
     };
@@ -873,23 +1006,24 @@ fn tun_get_iff(dev: &NetDevice, ifr: &mut IfReq) {
 /// `tun_set_queue()`: `TUNSETQUEUE` with `IFF_ATTACH_QUEUE` or
 /// `IFF_DETACH_QUEUE`.
 fn tun_set_queue(tfile: ArcBorrow<'_, TunFile>, flags: u32) -> Result {
-    let rtnl = Rtnl::lock();
-    let dev = if flags & IFF_ATTACH_QUEUE != 0 {
-        let dev = tfile.detached.get_rtnl(&rtnl).ok_or(EINVAL)?;
-        tun_attach(dev, tfile, &rtnl)?;
-        dev
-    } else if flags & IFF_DETACH_QUEUE != 0 {
-        let dev = tfile.tun.get_rtnl(&rtnl).ok_or(EINVAL)?;
-        if dev.tun().flags() & IFF_MULTI_QUEUE == 0 || tfile.detached.get_rtnl(&rtnl).is_some() {
+    Rtnl::with(|rtnl| {
+        let dev = if flags & IFF_ATTACH_QUEUE != 0 {
+            let dev = tfile.detached.get_rtnl(rtnl).ok_or(EINVAL)?;
+            tun_attach(dev, tfile, rtnl)?;
+            dev
+        } else if flags & IFF_DETACH_QUEUE != 0 {
+            let dev = tfile.tun.get_rtnl(rtnl).ok_or(EINVAL)?;
+            if dev.tun().flags() & IFF_MULTI_QUEUE == 0 || tfile.detached.get_rtnl(rtnl).is_some() {
+                return Err(EINVAL);
+            }
+            __tun_detach(&tfile, false, rtnl);
+            dev
+        } else {
             return Err(EINVAL);
-        }
-        __tun_detach(&tfile, false, &rtnl);
-        dev
-    } else {
-        return Err(EINVAL);
-    };
-    dev.state_change(&rtnl);
-    Ok(())
+        };
+        dev.state_change(rtnl);
+        Ok(())
+    })
 }
 
 /// `tun_chr_ioctl()` / `__tun_chr_ioctl()`.
@@ -912,58 +1046,59 @@ pub(crate) fn tun_chr_ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize)
         return Ok(0);
     }
 
-    let rtnl = Rtnl::lock();
-    let dev = tfile.tun.get_rtnl(&rtnl);
-    if cmd == TUNSETIFF {
-        if dev.is_some() {
-            return Err(EEXIST);
-        }
-        ifr.0[IFNAMSIZ - 1] = 0;
-        tun_set_iff(tfile, &mut ifr, &rtnl)?;
-        UserSlice::new(arg, IFREQ_LEN)
-            .writer()
-            .write_slice(&ifr.0)?;
-        return Ok(0);
-    }
-
-    let dev = dev.ok_or_else(errno::EBADFD)?;
-    let tun = dev.tun();
-    match cmd {
-        TUNGETIFF => {
-            tun_get_iff(dev, &mut ifr);
-            let mut flags = ifr.flags();
-            if tfile.detached.get_rtnl(&rtnl).is_some() {
-                flags |= IFF_DETACH_QUEUE;
+    Rtnl::with(|rtnl| {
+        let dev = tfile.tun.get_rtnl(rtnl);
+        if cmd == TUNSETIFF {
+            if dev.is_some() {
+                return Err(EEXIST);
             }
-            // No socket filter can be attached: report IFF_NOFILTER, as tun
-            // does for a file without one.
-            flags |= bindings::IFF_NOFILTER;
-            ifr.set_flags(flags);
+            ifr.0[IFNAMSIZ - 1] = 0;
+            tun_set_iff(tfile, &mut ifr, rtnl)?;
             UserSlice::new(arg, IFREQ_LEN)
                 .writer()
                 .write_slice(&ifr.0)?;
+            return Ok(0);
         }
-        TUNSETPERSIST => {
-            let flags = tun.flags();
-            if arg != 0 && flags & IFF_PERSIST == 0 {
-                tun.flags.store(flags | IFF_PERSIST, Ordering::Relaxed);
-                sys::module_get();
-            } else if arg == 0 && flags & IFF_PERSIST != 0 {
-                tun.flags.store(flags & !IFF_PERSIST, Ordering::Relaxed);
-                sys::module_put();
+
+        let dev = dev.ok_or_else(errno::EBADFD)?;
+        let tun = dev.tun();
+        match cmd {
+            TUNGETIFF => {
+                tun_get_iff(dev, &mut ifr);
+                let mut flags = ifr.flags();
+                if tfile.detached.get_rtnl(rtnl).is_some() {
+                    flags |= IFF_DETACH_QUEUE;
+                }
+                // No socket filter can be attached: report IFF_NOFILTER, as
+                // tun does for a file without one.
+                flags |= bindings::IFF_NOFILTER;
+                ifr.set_flags(flags);
+                UserSlice::new(arg, IFREQ_LEN)
+                    .writer()
+                    .write_slice(&ifr.0)?;
             }
+            TUNSETPERSIST => {
+                let flags = tun.flags();
+                if arg != 0 && flags & IFF_PERSIST == 0 {
+                    tun.flags.store(flags | IFF_PERSIST, Ordering::Relaxed);
+                    sys::module_get();
+                } else if arg == 0 && flags & IFF_PERSIST != 0 {
+                    tun.flags.store(flags & !IFF_PERSIST, Ordering::Relaxed);
+                    sys::module_put();
+                }
+            }
+            TUNSETOWNER => {
+                let owner = sys::make_kuid(arg as isize).ok_or(EINVAL)?;
+                tun.owner.store(owner, Ordering::Relaxed);
+            }
+            TUNSETGROUP => {
+                let group = sys::make_kgid(arg as isize).ok_or(EINVAL)?;
+                tun.group.store(group, Ordering::Relaxed);
+            }
+            _ => return Err(EINVAL),
         }
-        TUNSETOWNER => {
-            let owner = sys::make_kuid(arg as isize).ok_or(EINVAL)?;
-            tun.owner.store(owner, Ordering::Relaxed);
-        }
-        TUNSETGROUP => {
-            let group = sys::make_kgid(arg as isize).ok_or(EINVAL)?;
-            tun.group.store(group, Ordering::Relaxed);
-        }
-        _ => return Err(EINVAL),
-    }
-    Ok(0)
+        Ok(0)
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -977,10 +1112,7 @@ pub(crate) fn tun_show_flows(dev: &NetDevice, t: &mut TextBuf) -> core::fmt::Res
         write!(
             t,
             "rxhash={:08x} rps_rxhash={:08x} queue={} age_ms={}",
-            f.rxhash,
-            f.rps_rxhash,
-            f.queue_index,
-            f.age * 1000 / sys::HZ
+            f.rxhash, f.rps_rxhash, f.queue_index, f.age_ms
         )?;
         match (f.rps_rxhash, sys::rps_sock_flow_entry(f.rps_rxhash)) {
             (0, _) | (_, None) => writeln!(t, " rfs_ent=none")?,
@@ -1006,6 +1138,15 @@ pub(crate) fn tun_show_stats(dev: &NetDevice, t: &mut TextBuf) -> core::fmt::Res
     writeln!(t, "numqueues {}", tun.numqueues())?;
     writeln!(t, "numdisabled {}", tun.numdisabled.load(Ordering::Relaxed))?;
     writeln!(t, "flow_count {}", tun.flows.flow_count())?;
+    writeln!(
+        t,
+        "flow_table {}",
+        if tun.flows.has_pool() {
+            "allocated"
+        } else {
+            "none"
+        }
+    )?;
     writeln!(t, "rps_hashes {}", get(&tun.stats.rps_hashes))?;
     writeln!(t, "rfs_records {}", get(&tun.stats.rfs_records))
 }

@@ -20,6 +20,7 @@
 #include <linux/uio.h>
 #include <linux/wait.h>
 #include <net/net_namespace.h>
+#include <net/netfilter/nf_conntrack.h>
 
 #include "tun_helpers.h"
 
@@ -78,12 +79,6 @@ void rtun_netdev_set_lltx(struct net_device *dev)
 	dev->lltx = true;
 }
 
-struct sk_buff *rtun_netdev_alloc_skb_ip_align(struct net_device *dev,
-					       unsigned int length)
-{
-	return netdev_alloc_skb_ip_align(dev, length);
-}
-
 void rtun_kfree_skb(struct sk_buff *skb)
 {
 	kfree_skb(skb);
@@ -102,9 +97,37 @@ void rtun_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
 void rtun_skb_set_l3(struct sk_buff *skb, __be16 protocol, struct net_device *dev)
 {
 	skb_reset_mac_header(skb);
-	skb_reset_network_header(skb);
 	skb->protocol = protocol;
 	skb->dev = dev;
+}
+
+void rtun_skb_reserve(struct sk_buff *skb, int len)
+{
+	/* bindings_helper.h spells NET_SKB_PAD out for bindgen. */
+	BUILD_BUG_ON(NET_SKB_PAD != (L1_CACHE_BYTES > 32 ? L1_CACHE_BYTES : 32));
+	skb_reserve(skb, len);
+}
+
+bool rtun_pskb_may_pull(struct sk_buff *skb, unsigned int len)
+{
+	return pskb_may_pull(skb, len);
+}
+
+void rtun_skb_probe_transport_header(struct sk_buff *skb)
+{
+	skb_probe_transport_header(skb);
+}
+
+#if IS_ENABLED(CONFIG_NF_CONNTRACK)
+void rtun_nf_reset_ct(struct sk_buff *skb)
+{
+	nf_reset_ct(skb);
+}
+#endif
+
+void rtun_txq_trans_cond_update(struct net_device *dev, u16 txq)
+{
+	txq_trans_cond_update(netdev_get_tx_queue(dev, txq));
 }
 
 void rtun_skb_orphan(struct sk_buff *skb)
@@ -198,6 +221,16 @@ bool rtun_ns_capable_net_admin(const struct net *net)
 	return ns_capable(net->user_ns, CAP_NET_ADMIN);
 }
 
+unsigned int rtun_dev_net_inum(const struct net_device *dev)
+{
+	return dev_net(dev)->ns.inum;
+}
+
+bool rtun_dev_net_is_init(const struct net_device *dev)
+{
+	return net_eq(dev_net(dev), &init_net);
+}
+
 /* Module parameter: the "unguarded" mode (see tun.rs). */
 static bool unguarded;
 module_param(unguarded, bool, 0644);
@@ -251,11 +284,6 @@ struct static_key *rtun_jump_entry_key(const struct jump_entry *entry)
 int rtun_static_key_count(struct static_key *key)
 {
 	return static_key_count(key);
-}
-
-unsigned int rtun_raw_smp_processor_id(void)
-{
-	return raw_smp_processor_id();
 }
 
 u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb)

@@ -31,13 +31,16 @@ void rtun_eth_hw_addr_random(struct net_device *dev);
 void rtun_netdev_priv_flags_update(struct net_device *dev, u32 clear, u32 set);
 void rtun_netdev_set_lltx(struct net_device *dev);
 
-struct sk_buff *rtun_netdev_alloc_skb_ip_align(struct net_device *dev,
-					       unsigned int length);
 void rtun_kfree_skb(struct sk_buff *skb);
 void rtun_skb_reset_network_header(struct sk_buff *skb);
 void rtun_skb_set_protocol(struct sk_buff *skb, __be16 protocol);
 void rtun_skb_set_l3(struct sk_buff *skb, __be16 protocol, struct net_device *dev);
 void rtun_skb_orphan(struct sk_buff *skb);
+void rtun_skb_reserve(struct sk_buff *skb, int len);
+bool rtun_pskb_may_pull(struct sk_buff *skb, unsigned int len);
+void rtun_skb_probe_transport_header(struct sk_buff *skb);
+void rtun_nf_reset_ct(struct sk_buff *skb);
+void rtun_txq_trans_cond_update(struct net_device *dev, u16 txq);
 
 size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i);
 
@@ -60,6 +63,8 @@ void rtun_poll_wait(struct file *filp, struct wait_queue_head *wq,
 struct net *rtun_get_current_net(void);
 void rtun_put_net(struct net *net);
 bool rtun_ns_capable_net_admin(const struct net *net);
+unsigned int rtun_dev_net_inum(const struct net_device *dev);
+bool rtun_dev_net_is_init(const struct net_device *dev);
 
 struct timer_list;
 struct jump_entry;
@@ -78,7 +83,6 @@ unsigned long rtun_jump_entry_target(const struct jump_entry *entry);
 struct static_key *rtun_jump_entry_key(const struct jump_entry *entry);
 int rtun_static_key_count(struct static_key *key);
 
-unsigned int rtun_raw_smp_processor_id(void);
 u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb);
 
 void *rtun_file_inode_private(const struct file *file);

@@ -16,6 +16,7 @@ static TUN_FOPS: KernelStatic<bindings::file_operations> =
         unlocked_ioctl: Some(tun_chr_ioctl),
         open: Some(tun_chr_open),
         release: Some(tun_chr_close),
+        owner: this_module!(),
         ..zeroed()
     });
 
@@ -34,10 +35,8 @@ pub(crate) struct MiscRegistration(());
 impl MiscRegistration {
     /// `misc_register()`.
     pub(crate) fn register() -> Result<Self> {
-        // SAFETY: Before registration nothing else reads the fops, so this
-        // write races with nobody. Open files pin the module through `owner`.
-        unsafe { (*TUN_FOPS.get()).owner = crate::THIS_MODULE.as_ptr().cast() };
-        // SAFETY: The miscdevice and fops are static; registered once.
+        // SAFETY: The miscdevice and fops are static (open files pin the
+        // module through `owner`); registered once.
         to_result(unsafe { bindings::misc_register(TUN_MISCDEV.get()) })?;
         Ok(Self(()))
     }
@@ -98,8 +97,14 @@ unsafe extern "C" fn tun_chr_open(
 ) -> c_int {
     from_result(|| {
         let tfile = crate::tun_chr_open()?;
-        // SAFETY: `file` is being opened; its private data is ours.
-        unsafe { (*file).private_data = Arc::into_raw(tfile).cast_mut().cast() };
+        // SAFETY: `file` is being opened; its private data and mode are
+        // ours to set. `FMODE_NOWAIT`, as tun.c: `RWF_NOWAIT` (and
+        // io_uring's non-blocking tries) read and write without blocking
+        // (`noblock()` looks at `IOCB_NOWAIT`).
+        unsafe {
+            (*file).private_data = Arc::into_raw(tfile).cast_mut().cast();
+            (*file).f_mode |= bindings::RTUN_FMODE_NOWAIT;
+        }
         Ok(0)
     })
 }

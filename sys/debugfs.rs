@@ -75,6 +75,9 @@ impl DebugfsFops {
             open: Some(open),
             read: Some(text_read),
             release: Some(text_release),
+            // An open file pins the module: debugfs' proxy calls `release`
+            // whenever the file is closed, `rmmod` or not.
+            owner: this_module!(),
             ..zeroed()
         }))
     }
@@ -228,17 +231,27 @@ impl DevDebugfs {
         Self(AtomicPtr::new(ptr::null_mut()))
     }
 
-    /// Creates the directory and its files for `dev` (under rtnl).
-    pub(crate) fn create(&self, dev: &NetDevice, _rtnl: &Rtnl) {
+    /// Creates the directory and its files for `dev` (under rtnl): named
+    /// after the device, with `@<netns inode>` for a device outside the
+    /// initial namespace (names are per namespace). Replaces the old one.
+    pub(crate) fn create(&self, dev: &NetDevice, _rtnl: &Rtnl<'_>) {
+        self.remove();
         let root = DEBUGFS_ROOT.load(Ordering::Acquire);
         let Some(root) = NonNull::new(root) else {
             return;
         };
-        let name = dev.name();
-        let Some(end) = name.iter().position(|&c| c == 0) else {
-            return;
-        };
-        let Ok(name) = CStr::from_bytes_with_nul(&name[..=end]) else {
+        let ifname = dev.name();
+        let end = ifname.iter().position(|&c| c == 0).unwrap_or(ifname.len());
+        let mut name = TextBuf(KVec::new());
+        let named = name.0.extend_from_slice(&ifname[..end], GFP_KERNEL).is_ok()
+            && (dev.net_is_init()
+                || core::fmt::Write::write_fmt(&mut name, format_args!("@{}", dev.net_inum()))
+                    .is_ok())
+            && name.0.push(0, GFP_KERNEL).is_ok();
+        let Some(name) = named
+            .then(|| CStr::from_bytes_with_nul(&name.0).ok())
+            .flatten()
+        else {
             return;
         };
         let root = core::mem::ManuallyDrop::new(Dentry(root));
@@ -246,8 +259,9 @@ impl DevDebugfs {
             return;
         };
         let data = ptr::from_ref(dev).cast::<c_void>();
-        // SAFETY: The device outlives its directory: `remove` runs in
-        // `ndo_uninit`, before the device can be freed.
+        // SAFETY: The device outlives its directory: `remove` runs at
+        // `NETDEV_UNREGISTER` and in `ndo_uninit`, before the device can
+        // be freed, and waits for the files' users.
         unsafe {
             dir.file(kernel::c_str!("flows"), &DEV_FLOWS_FOPS, data);
             dir.file(kernel::c_str!("stats"), &DEV_STATS_FOPS, data);

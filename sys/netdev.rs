@@ -73,6 +73,29 @@ impl NetDevice {
         unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).flags)) }
     }
 
+    /// Whether the device is in the initial network namespace.
+    pub(crate) fn net_is_init(&self) -> bool {
+        // SAFETY: Valid device; `dev_net` is stable while we are called
+        // under rtnl (moves happen under rtnl) and a plain read otherwise.
+        unsafe { bindings::rtun_dev_net_is_init(self.as_ptr()) }
+    }
+
+    /// The inode number of the device's network namespace (`ip netns
+    /// identify`, `/proc/PID/ns/net`).
+    pub(crate) fn net_inum(&self) -> u32 {
+        // SAFETY: As for `net_is_init`.
+        unsafe { bindings::rtun_dev_net_inum(self.as_ptr()) }
+    }
+
+    /// `txq_trans_cond_update()` of transmit queue `txq`: lockless
+    /// transmit (`dev->lltx`) updates `trans_start` itself, as tun.c does.
+    #[inline(always)]
+    pub(crate) fn txq_trans_cond_update(&self, txq: u16) {
+        // SAFETY: Valid device; `txq` is the queue the core called us for
+        // (`skb->queue_mapping < real_num_tx_queues`).
+        unsafe { bindings::rtun_txq_trans_cond_update(self.as_ptr(), txq) }
+    }
+
     /// `dev->tx_queue_len`.
     pub(crate) fn tx_queue_len(&self) -> u32 {
         // SAFETY: A plain integer field; READ_ONCE semantics.
@@ -123,7 +146,7 @@ impl NetDevice {
     }
 
     /// `tun_set_real_num_queues()`: `netif_set_real_num_{tx,rx}_queues()`.
-    pub(crate) fn set_real_num_queues(&self, n: u32, _rtnl: &Rtnl) {
+    pub(crate) fn set_real_num_queues(&self, n: u32, _rtnl: &Rtnl<'_>) {
         // SAFETY: Valid device; rtnl held. Like tun.c, a failure (n == 0)
         // leaves the old numbers, which is harmless.
         unsafe {
@@ -132,15 +155,16 @@ impl NetDevice {
         }
     }
 
-    /// `netdev_state_change()`.
-    pub(crate) fn state_change(&self, _rtnl: &Rtnl) {
+    /// `netdev_state_change()` (notifiers run, ours among them: `&mut`).
+    pub(crate) fn state_change(&self, _rtnl: &mut Rtnl<'_>) {
         // SAFETY: Valid device; rtnl held.
         unsafe { bindings::netdev_state_change(self.as_ptr()) }
     }
 
-    /// `unregister_netdevice()`: the device is freed later, after its
+    /// `unregister_netdevice()`: `ndo_uninit` runs now (hence `&mut`); the
+    /// device is freed later, in `rtnl_unlock()`, after its
     /// `priv_destructor`, once all references are gone.
-    pub(crate) fn unregister(&self, _rtnl: &Rtnl) {
+    pub(crate) fn unregister(&self, _rtnl: &mut Rtnl<'_>) {
         // SAFETY: A registered device of ours; rtnl held.
         unsafe { bindings::unregister_netdevice_queue(self.as_ptr(), ptr::null_mut()) }
     }
@@ -158,11 +182,7 @@ impl NetDevice {
     /// one `%gs`-relative instruction; otherwise the C shims.
     #[inline(always)]
     fn refcnt_add<const INC: bool>(&self) {
-        #[cfg(all(
-            CONFIG_PCPU_DEV_REFCNT,
-            not(CONFIG_NET_DEV_REFCNT_TRACKER),
-            target_arch = "x86_64"
-        ))]
+        #[cfg(all(CONFIG_PCPU_DEV_REFCNT, not(CONFIG_NET_DEV_REFCNT_TRACKER)))]
         {
             // SAFETY: `pcpu_refcnt` is the device's `int __percpu *`, valid
             // while the device is (this is a live device or a reference we
@@ -181,11 +201,8 @@ impl NetDevice {
                 }
             }
         }
-        #[cfg(not(all(
-            CONFIG_PCPU_DEV_REFCNT,
-            not(CONFIG_NET_DEV_REFCNT_TRACKER),
-            target_arch = "x86_64"
-        )))]
+        // The debug kernel's refcount tracker builds and runs this one.
+        #[cfg(not(all(CONFIG_PCPU_DEV_REFCNT, not(CONFIG_NET_DEV_REFCNT_TRACKER))))]
         // SAFETY: Valid device.
         unsafe {
             if INC {
@@ -196,13 +213,13 @@ impl NetDevice {
         }
     }
 
-    /// `__dev_get_by_name()`, if the device found is one of ours.
-    pub(crate) fn get_by_name<'a>(
+    /// `__dev_get_by_name()`, if the device found is one of ours. It stays
+    /// valid for the whole rtnl section `'g` (see [`Rtnl`]).
+    pub(crate) fn get_by_name<'g>(
         net: &NetNs,
         name: &CStr,
-        rtnl: &'a Rtnl,
-    ) -> Option<Result<&'a NetDevice>> {
-        let _ = rtnl;
+        _rtnl: &Rtnl<'g>,
+    ) -> Option<Result<&'g NetDevice>> {
         // SAFETY: rtnl held; `name` is NUL-terminated.
         let p = unsafe { bindings::__dev_get_by_name(net.0.as_ptr(), name.as_char_ptr().cast()) };
         if p.is_null() {
@@ -211,7 +228,9 @@ impl NetDevice {
         // SAFETY: `p` is a registered device, alive while rtnl is held.
         let ops = unsafe { (*p).netdev_ops };
         if is_our_ops(ops) {
-            // SAFETY: One of ours (its ops are ours); rtnl keeps it alive.
+            // SAFETY: One of ours (its ops are ours), registered now: even
+            // if the section unregisters it, it is freed only in
+            // `rtnl_unlock()`, after `'g`.
             Some(Ok(unsafe { NetDevice::from_raw(p) }))
         } else {
             Some(Err(EINVAL))
@@ -259,17 +278,25 @@ impl RcuDev {
     pub(crate) fn get(&self) -> Option<DevRef> {
         let _rcu = RcuReadGuard::new();
         let p = self.0.load(Ordering::Acquire);
-        // SAFETY: A published device stays alive until a grace period after
-        // it is unpublished (`set` callers run `synchronize_net()` before the
-        // device can go away), and `_rcu` spans the `dev_hold`.
+        // SAFETY: `p` was published by `set` while the device was
+        // registered, and read inside `_rcu`. A device is freed only after
+        // the `synchronize_net()` that `unregister_netdevice` runs after
+        // `ndo_uninit`, and `ndo_uninit` unpublishes every pointer to it
+        // (`tun_net_uninit`); pointers unpublished earlier (detach, close)
+        // belong to a device still registered at that moment, so the same
+        // holds. Either way the device outlives `_rcu`, which spans the
+        // `dev_hold`; from there the reference keeps it.
         (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) }.hold())
     }
 
-    /// The device, under rtnl (which is what keeps it alive here).
-    pub(crate) fn get_rtnl<'a>(&self, _rtnl: &'a Rtnl) -> Option<&'a NetDevice> {
+    /// The device, under rtnl, valid for the whole rtnl section `'g`.
+    pub(crate) fn get_rtnl<'g>(&self, _rtnl: &Rtnl<'g>) -> Option<&'g NetDevice> {
         let p = self.0.load(Ordering::Acquire);
-        // SAFETY: Devices are published and unpublished under rtnl, and a
-        // published device is registered, hence alive while rtnl is held.
+        // SAFETY: Devices are published and unpublished under rtnl, and
+        // `ndo_uninit` unpublishes a device before its unregistration
+        // completes, so a pointer read under rtnl is a device registered
+        // at the start of this section: freed, if at all, only in
+        // `rtnl_unlock()`, after `'g`.
         (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) })
     }
 
@@ -279,8 +306,8 @@ impl RcuDev {
     }
 
     /// Publishes `dev` (or none). Readers may hold the old device until the
-    /// next grace period.
-    pub(crate) fn set(&self, dev: Option<&NetDevice>, _rtnl: &Rtnl) {
+    /// next grace period (see `get`).
+    pub(crate) fn set(&self, dev: Option<&NetDevice>, _rtnl: &Rtnl<'_>) {
         self.0.store(
             dev.map_or(ptr::null_mut(), |d| d.as_ptr()),
             Ordering::Release,
@@ -340,7 +367,6 @@ impl NetDeviceBuilder {
         let unguarded = unsafe {
             (*p.as_ptr()).rtnl_link_ops = TUN_LINK_OPS.get();
             bindings::rtun_dev_net_set(p.as_ptr(), net.0.as_ptr());
-            (*priv_).flows.gc_timer.setup(tun_flow_cleanup_timer);
             (*priv_).unguarded
         };
         // INVARIANT: From here the private area holds a `Tun`; the builder
@@ -359,7 +385,7 @@ impl NetDeviceBuilder {
     /// whether the `Tun` was dropped. Unset, it never runs, and the failure
     /// path below drops the `Tun` itself. (tun.c allocates its flow table
     /// in `ndo_init`, after the name checks, and so has nothing to leak.)
-    pub(crate) fn register(self, _rtnl: &Rtnl) -> Result<&NetDevice> {
+    pub(crate) fn register<'g>(self, _rtnl: &mut Rtnl<'g>) -> Result<&'g NetDevice> {
         let p = core::mem::ManuallyDrop::new(self).0;
         // SAFETY: rtnl held; the device is fully set up.
         let err = unsafe { bindings::register_netdevice(p.as_ptr()) };
@@ -375,7 +401,8 @@ impl NetDeviceBuilder {
         // SAFETY: Registered, and rtnl is held, so nobody can unregister
         // the device before its destructor is in place.
         unsafe { (*p.as_ptr()).priv_destructor = Some(tun_free_netdev) };
-        // SAFETY: Registered now, so alive while rtnl is held.
+        // SAFETY: Registered now: freed, if at all, only in
+        // `rtnl_unlock()`, after `'g`.
         Ok(unsafe { NetDevice::from_raw(p.as_ptr()) })
     }
 }
@@ -554,9 +581,11 @@ static TUN_ETHTOOL_OPS: bindings::ethtool_ops = bindings::ethtool_ops {
 ///
 /// Called by the core, under rtnl, on a device of ours.
 unsafe extern "C" fn tun_net_uninit(dev: *mut bindings::net_device) {
-    // SAFETY: The core calls `ndo_uninit` under rtnl on a device of ours.
-    let (dev, rtnl) = unsafe { (NetDevice::from_raw(dev), Rtnl::assume_held()) };
-    crate::tun_net_uninit(dev, &rtnl);
+    // SAFETY: The core calls `ndo_uninit` under rtnl on a device of ours,
+    // from `register_netdevice` (failing) or `unregister_netdevice*`:
+    // reached from this module only through `NetDeviceBuilder::register`
+    // and `NetDevice::unregister`, which hold our token mutably borrowed.
+    unsafe { Rtnl::assume_held(|rtnl| crate::tun_net_uninit(NetDevice::from_raw(dev), rtnl)) };
 }
 
 /// `ndo_open`.
@@ -731,6 +760,22 @@ static TUN_NOTIFIER: KernelStatic<bindings::notifier_block> =
         priority: 0,
     });
 
+/// The netdevice events the driver handles (`tun_device_event()`, and
+/// the debugfs directory following the device).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DevEvent {
+    /// `NETDEV_CHANGE_TX_QUEUE_LEN`: the rings follow.
+    ChangeTxQueueLen,
+    /// `NETDEV_UP`: writers waiting for the device wake.
+    Up,
+    /// `NETDEV_REGISTER` (also at the end of a namespace move).
+    Register,
+    /// `NETDEV_UNREGISTER` (also at the start of a namespace move).
+    Unregister,
+    /// `NETDEV_CHANGENAME`.
+    ChangeName,
+}
+
 /// `tun_device_event()`.
 ///
 /// # Safety
@@ -741,19 +786,35 @@ unsafe extern "C" fn tun_device_event(
     event: c_ulong,
     ptr: *mut c_void,
 ) -> c_int {
+    let ev = match event {
+        e if e == bindings::RTUN_NETDEV_CHANGE_TX_QUEUE_LEN as c_ulong => {
+            DevEvent::ChangeTxQueueLen
+        }
+        e if e == bindings::RTUN_NETDEV_UP as c_ulong => DevEvent::Up,
+        e if e == bindings::RTUN_NETDEV_REGISTER as c_ulong => DevEvent::Register,
+        e if e == bindings::RTUN_NETDEV_UNREGISTER as c_ulong => DevEvent::Unregister,
+        e if e == bindings::RTUN_NETDEV_CHANGENAME as c_ulong => DevEvent::ChangeName,
+        _ => return bindings::RTUN_NOTIFY_DONE,
+    };
     // SAFETY: `ptr` is a `netdev_notifier_info` of a live device.
     let dev = unsafe { bindings::rtun_netdev_notifier_info_to_dev(ptr) };
     // SAFETY: A live device; reading its ops pointer.
     let ops = unsafe { (*dev).netdev_ops };
-    if event != bindings::RTUN_NETDEV_CHANGE_TX_QUEUE_LEN as c_ulong || !is_our_ops(ops) {
+    if !is_our_ops(ops) {
         return bindings::RTUN_NOTIFY_DONE;
     }
-    // SAFETY: One of ours (its ops say so); the chain runs under rtnl.
-    let (dev, rtnl) = unsafe { (NetDevice::from_raw(dev), Rtnl::assume_held()) };
-    match crate::tun_queue_resize(dev, &rtnl) {
+    // SAFETY: One of ours (its ops say so), alive for the call. The chain
+    // runs under rtnl; this module raises these events under its own token
+    // only through `&mut Rtnl` methods (state change, register,
+    // unregister), so the token made here is the only one in use.
+    let r = unsafe {
+        Rtnl::assume_held(|rtnl| crate::tun_device_event(NetDevice::from_raw(dev), ev, rtnl))
+    };
+    match r {
         Ok(()) => bindings::RTUN_NOTIFY_DONE,
-        // SAFETY: Pure computation.
-        Err(e) => unsafe { bindings::rtun_notifier_from_errno(e.to_errno()) },
+        // tun.c answers `NOTIFY_BAD` (the caller sees EPERM), whatever
+        // went wrong.
+        Err(_) => bindings::RTUN_NOTIFY_BAD,
     }
 }
 

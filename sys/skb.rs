@@ -84,21 +84,56 @@ pub(crate) struct SkBuff(pub(super) NonNull<bindings::sk_buff>);
 unsafe impl Send for SkBuff {}
 
 impl SkBuff {
-    /// `netdev_alloc_skb_ip_align()`: an empty skb with room for `len` bytes.
-    pub(crate) fn alloc(dev: &NetDevice, len: u32) -> Result<Self> {
-        // SAFETY: `dev` is a valid device.
-        let p = unsafe { bindings::rtun_netdev_alloc_skb_ip_align(dev.as_ptr(), len) };
+    /// `tun_alloc_skb()`: an skb for a `len`-byte write, `prepad` bytes of
+    /// headroom, built as tun.c builds it (`sock_alloc_send_pskb()`, which
+    /// is `alloc_skb_with_frags()` with the socket's `GFP_KERNEL`): all
+    /// linear under a page, else `linear` bytes in the head and the rest in
+    /// page fragments of up to `PAGE_ALLOC_COSTLY_ORDER`, so a large write
+    /// needs no high-order allocation. May sleep.
+    ///
+    /// The bytes are not initialised: [`SkBuff::copy_from_iter`] fills
+    /// them, and until it has succeeded the skb is only good for dropping.
+    pub(crate) fn alloc_for_write(prepad: usize, len: usize, linear: usize) -> Result<Unfilled> {
+        let page = bindings::RTUN_PAGE_SIZE as usize;
+        let max_frags = bindings::RTUN_MAX_SKB_FRAGS as usize
+            * (page << bindings::RTUN_PAGE_ALLOC_COSTLY_ORDER);
+        let mut linear = if prepad + len < page {
+            len
+        } else {
+            linear.min(len)
+        };
+        if len - linear > max_frags {
+            linear = len - max_frags;
+        }
+        let mut err: c_int = 0;
+        // SAFETY: Plain allocation; `err` is valid for writes.
+        let p = unsafe {
+            bindings::alloc_skb_with_frags(
+                (prepad + linear) as c_ulong,
+                (len - linear) as c_ulong,
+                bindings::RTUN_PAGE_ALLOC_COSTLY_ORDER as c_int,
+                &mut err,
+                bindings::RTUN_GFP_KERNEL,
+            )
+        };
+        let Some(p) = NonNull::new(p) else {
+            return Err(Error::from_errno(err));
+        };
         // INVARIANT: A fresh skb is ours alone.
-        NonNull::new(p).map(Self).ok_or(ENOMEM)
-    }
-
-    /// `skb_put()` of `len` bytes, returned for filling in.
-    pub(crate) fn put(&mut self, len: u32) -> &mut [u8] {
-        // SAFETY: The caller allocated the skb with room for `len` bytes;
-        // `skb_put` panics (BUG) rather than overrun.
-        let p = unsafe { bindings::skb_put(self.0.as_ptr(), len) };
-        // SAFETY: `skb_put` returned `len` writable bytes inside the skb.
-        unsafe { core::slice::from_raw_parts_mut(p.cast::<u8>(), len as usize) }
+        let mut skb = SkBuff(p);
+        // SAFETY: A fresh skb with `prepad + linear` bytes of head room and
+        // `len - linear` bytes of page fragments: reserve the pad, claim
+        // the linear part, account the fragments (the tail of
+        // `tun_alloc_skb()`). `data_len` and `len` are `unsigned int`s.
+        unsafe {
+            bindings::rtun_skb_reserve(p.as_ptr(), prepad as c_int);
+            bindings::skb_put(p.as_ptr(), linear as c_uint);
+            let frags = (len - linear) as u32;
+            skb.write_field::<u32>(bindings::RTUN_SKB_DATA_LEN, frags);
+            let l: u32 = skb.field(bindings::RTUN_SKB_LEN);
+            skb.write_field::<u32>(bindings::RTUN_SKB_LEN, l + frags);
+        }
+        Ok(Unfilled(skb))
     }
 
     /// Reads a field of the skb at a C `offsetof`, inline.
@@ -110,6 +145,23 @@ impl SkBuff {
     unsafe fn field<T: Copy>(&self, off: core::ffi::c_ulong) -> T {
         // SAFETY: Valid skb; the caller vouches for the offset and type.
         unsafe { ptr::read(self.0.as_ptr().cast::<u8>().add(off as usize).cast::<T>()) }
+    }
+
+    /// Writes a field of the skb at a C `offsetof`.
+    ///
+    /// # Safety
+    ///
+    /// `off` must be the offset of a field of type `T` in `struct sk_buff`,
+    /// and writing `v` there must keep the skb consistent.
+    #[inline(always)]
+    unsafe fn write_field<T: Copy>(&mut self, off: core::ffi::c_ulong, v: T) {
+        // SAFETY: Valid skb we own; the caller vouches for the rest.
+        unsafe {
+            ptr::write(
+                self.0.as_ptr().cast::<u8>().add(off as usize).cast::<T>(),
+                v,
+            )
+        }
     }
 
     /// `skb->len`.
@@ -178,15 +230,18 @@ impl SkBuff {
         unsafe { bindings::rtun_skb_set_l3(self.0.as_ptr(), protocol_be, dev.as_ptr()) }
     }
 
-    /// `skb->protocol = eth_type_trans(skb, dev)` (needs `ETH_HLEN` bytes).
-    pub(crate) fn eth_type_trans(&mut self, dev: &NetDevice) {
-        // SAFETY: Valid skb we own holding at least `ETH_HLEN` linear bytes
-        // (the caller checked the length it put).
+    /// `skb->protocol = eth_type_trans(skb, dev)`, after `pskb_may_pull()`
+    /// of the Ethernet header; `false` (nothing done) if it cannot be pulled.
+    pub(crate) fn eth_type_trans(&mut self, dev: &NetDevice) -> bool {
+        if !self.may_pull(ETH_HLEN) {
+            return false;
+        }
+        // SAFETY: Valid skb we own with `ETH_HLEN` linear bytes.
         unsafe {
             let proto = bindings::eth_type_trans(self.0.as_ptr(), dev.as_ptr());
             bindings::rtun_skb_set_protocol(self.0.as_ptr(), proto);
-            bindings::rtun_skb_reset_network_header(self.0.as_ptr());
         }
+        true
     }
 
     /// `netif_rx()`: hands the packet to the stack.
@@ -219,6 +274,133 @@ impl SkBuff {
     }
 }
 
+/// An skb from [`SkBuff::alloc_for_write`] whose bytes are not written yet.
+pub(crate) struct Unfilled(SkBuff);
+
+impl Unfilled {
+    /// `skb_copy_datagram_from_iter()` of the whole packet: the skb, now
+    /// initialised, or `EFAULT` (the skb is dropped).
+    pub(crate) fn copy_from_iter(self, from: &mut IovIter) -> Result<SkBuff> {
+        let skb = self.0;
+        // SAFETY: The skb is ours; `len()` bytes of head and fragments are
+        // there to be written; the iterator is valid for the call.
+        let err = unsafe {
+            bindings::skb_copy_datagram_from_iter(skb.0.as_ptr(), 0, from.0, skb.len() as c_int)
+        };
+        if err == 0 {
+            Ok(skb)
+        } else {
+            Err(EFAULT)
+        }
+    }
+}
+
+impl SkBuff {
+    /// `pskb_may_pull()`: at least `len` bytes in the linear part.
+    pub(crate) fn may_pull(&mut self, len: u32) -> bool {
+        // SAFETY: Valid skb we own.
+        unsafe { bindings::rtun_pskb_may_pull(self.0.as_ptr(), len) }
+    }
+
+    /// The first byte of the packet data, if any is linear.
+    pub(crate) fn first_byte(&self) -> Option<u8> {
+        // SAFETY: `len` and `data_len` are `unsigned int`s, `data` a
+        // pointer; `skb_headlen() = len - data_len` bytes at `data` are
+        // initialised (a `SkBuff` is always filled).
+        unsafe {
+            let len: u32 = self.field(bindings::RTUN_SKB_LEN);
+            let data_len: u32 = self.field(bindings::RTUN_SKB_DATA_LEN);
+            if len == data_len {
+                return None;
+            }
+            let data: *const u8 = self.field(bindings::RTUN_SKB_DATA);
+            Some(ptr::read(data))
+        }
+    }
+
+    /// `skb_reset_network_header()` and `skb_probe_transport_header()`,
+    /// as `tun_get_user()` does before handing the packet on.
+    pub(crate) fn reset_network_probe_transport(&mut self) {
+        // SAFETY: Valid skb we own.
+        unsafe {
+            bindings::rtun_skb_reset_network_header(self.0.as_ptr());
+            bindings::rtun_skb_probe_transport_header(self.0.as_ptr());
+        }
+    }
+
+    /// `skb_shinfo(skb)`: `skb->head + skb->end` (64-bit: `end` is an offset).
+    #[inline(always)]
+    fn shinfo(&self) -> *const u8 {
+        // SAFETY: `head` is a pointer field, `end` a `sk_buff_data_t`
+        // (`unsigned int` with `NET_SKBUFF_DATA_USES_OFFSET`, always so on
+        // 64-bit), at their `offsetof`s; the result is the skb's
+        // `skb_shared_info`.
+        unsafe {
+            let head: *const u8 = self.field(bindings::RTUN_SKB_HEAD);
+            let end: u32 = self.field(bindings::RTUN_SKB_END);
+            head.add(end as usize)
+        }
+    }
+
+    /// `skb_orphan_frags_rx()`: pages a zerocopy sender lent us are copied
+    /// and the sender's completion runs now, not when a reader gets round
+    /// to the packet. `ENOMEM` if the copy fails (the caller drops).
+    #[inline(always)]
+    pub(crate) fn orphan_frags_rx(&mut self) -> Result {
+        // SAFETY: `flags` is a `__u8` of `skb_shared_info`; `skb_zcopy()`
+        // tests `SKBFL_ZEROCOPY_ENABLE` in it, inline as in C.
+        let flags = unsafe { ptr::read(self.shinfo().add(bindings::RTUN_SHINFO_FLAGS as usize)) };
+        if flags & bindings::RTUN_SKBFL_ZEROCOPY_ENABLE as u8 == 0 {
+            return Ok(());
+        }
+        // SAFETY: Valid skb we own; the gfp of `ndo_start_xmit` context.
+        let err = unsafe { bindings::skb_copy_ubufs(self.0.as_ptr(), bindings::RTUN_GFP_ATOMIC) };
+        if err == 0 {
+            Ok(())
+        } else {
+            Err(ENOMEM)
+        }
+    }
+
+    /// `skb_tx_timestamp()`: the software transmit timestamp a socket may
+    /// have asked for (before `skb_orphan()`, which forgets the socket).
+    #[inline(always)]
+    pub(crate) fn tx_timestamp(&mut self) {
+        #[cfg(CONFIG_NETWORK_PHY_TIMESTAMPING)]
+        // SAFETY: Valid skb we own.
+        unsafe {
+            bindings::skb_clone_tx_timestamp(self.0.as_ptr())
+        };
+        // SAFETY: `tx_flags` is a `__u8` of `skb_shared_info`, read inline
+        // as C's `skb_tx_timestamp()` does.
+        let tx_flags =
+            unsafe { ptr::read(self.shinfo().add(bindings::RTUN_SHINFO_TX_FLAGS as usize)) };
+        if tx_flags & bindings::RTUN_SKBTX_SW_TSTAMP as u8 != 0 {
+            // SAFETY: Valid skb we own; no hardware time.
+            unsafe { bindings::skb_tstamp_tx(self.0.as_ptr(), ptr::null_mut()) };
+        }
+    }
+
+    /// `nf_reset_ct()`: the packet leaves the host; it keeps no conntrack
+    /// reference (without `CONFIG_NF_CONNTRACK` there is none to drop).
+    #[inline(always)]
+    pub(crate) fn nf_reset_ct(&mut self) {
+        #[cfg(CONFIG_NF_CONNTRACK)]
+        // SAFETY: Valid skb we own.
+        unsafe {
+            bindings::rtun_nf_reset_ct(self.0.as_ptr())
+        };
+    }
+
+    /// `skb_tx_error()` then `kfree_skb()`: a transmit drop; a zerocopy
+    /// sender learns that its data did not go out.
+    pub(crate) fn tx_error_drop(self) {
+        // SAFETY: Valid skb we own (freed right after by `drop`).
+        unsafe { bindings::skb_tx_error(self.0.as_ptr()) };
+        drop(self);
+    }
+}
+
 impl Drop for SkBuff {
     fn drop(&mut self) {
         // SAFETY: We own the skb; a drop is a drop (`kfree_skb`).
@@ -229,26 +411,20 @@ impl Drop for SkBuff {
 // ---------------------------------------------------------------------------
 // The transmit ring.
 
-/// `spin_lock()`: with out-of-line spinlocks (`!CONFIG_INLINE_SPIN_LOCK`)
-/// C's inline `spin_lock()` is a call of `_raw_spin_lock(&lock->rlock)`;
-/// make the same call rather than go through the `kernel` crate's helper.
+/// `spin_lock()`: on x86_64 without `CONFIG_PREEMPT_RT` spinlocks are out
+/// of line (`!CONFIG_INLINE_SPIN_LOCK`; `tun.rs` refuses other
+/// configurations), so C's inline `spin_lock()` is a call of
+/// `_raw_spin_lock(&lock->rlock)`: make the same call rather than go
+/// through the `kernel` crate's helper.
 ///
 /// # Safety
 ///
 /// `lock` is an initialised spinlock; the caller follows its context rules.
 #[inline(always)]
 unsafe fn spin_lock(lock: *mut kernel::bindings::spinlock_t) {
-    #[cfg(not(any(CONFIG_INLINE_SPIN_LOCK, CONFIG_PREEMPT_RT)))]
     // CAST: `rlock` is the first member of `spinlock_t` without PREEMPT_RT.
     // SAFETY: As the caller guarantees.
-    unsafe {
-        kernel::bindings::_raw_spin_lock(lock.cast())
-    };
-    #[cfg(any(CONFIG_INLINE_SPIN_LOCK, CONFIG_PREEMPT_RT))]
-    // SAFETY: As the caller guarantees.
-    unsafe {
-        kernel::bindings::spin_lock(lock)
-    };
+    unsafe { kernel::bindings::_raw_spin_lock(lock.cast()) };
 }
 
 /// `spin_unlock()`: out of line only with `CONFIG_UNINLINE_SPIN_UNLOCK`
@@ -260,18 +436,21 @@ unsafe fn spin_lock(lock: *mut kernel::bindings::spinlock_t) {
 /// The caller holds `lock`.
 #[inline(always)]
 unsafe fn spin_unlock(lock: *mut kernel::bindings::spinlock_t) {
-    #[cfg(all(CONFIG_UNINLINE_SPIN_UNLOCK, not(CONFIG_PREEMPT_RT)))]
+    #[cfg(CONFIG_UNINLINE_SPIN_UNLOCK)]
     // CAST: As in `spin_lock`.
     // SAFETY: As the caller guarantees.
     unsafe {
         kernel::bindings::_raw_spin_unlock(lock.cast())
     };
-    #[cfg(not(all(CONFIG_UNINLINE_SPIN_UNLOCK, not(CONFIG_PREEMPT_RT))))]
+    #[cfg(not(CONFIG_UNINLINE_SPIN_UNLOCK))]
     // SAFETY: As the caller guarantees.
     unsafe {
         kernel::bindings::spin_unlock(lock)
     };
 }
+
+/// `ETH_HLEN`.
+const ETH_HLEN: u32 = bindings::ETH_HLEN;
 
 /// Proof that bottom halves are off: only `ndo_start_xmit` makes one.
 pub(crate) struct BhOff(pub(super) PhantomData<*mut ()>);
@@ -297,7 +476,7 @@ pub(crate) struct SkbRing {
     producer_lock: Opaque<kernel::bindings::spinlock_t>,
     #[pin]
     consumer_lock: Opaque<kernel::bindings::spinlock_t>,
-    slots: UnsafeCell<KVec<AtomicPtr<bindings::sk_buff>>>,
+    slots: UnsafeCell<KVVec<AtomicPtr<bindings::sk_buff>>>,
     producer: UnsafeCell<usize>,
     consumer: UnsafeCell<usize>,
 }
@@ -309,13 +488,24 @@ unsafe impl Send for SkbRing {}
 unsafe impl Sync for SkbRing {}
 
 /// Storage for an [`SkbRing`], allocated outside its locks.
-pub(crate) struct RingSlots(KVec<AtomicPtr<bindings::sk_buff>>);
+pub(crate) struct RingSlots(KVVec<AtomicPtr<bindings::sk_buff>>);
 
 impl RingSlots {
-    /// Room for `len` packets (at least one).
+    /// The most slots a ring can have: `ptr_ring`'s limit
+    /// (`KMALLOC_MAX_SIZE / sizeof(void *)`), beyond which tun.c's
+    /// `ptr_ring_resize` fails with `ENOMEM`.
+    pub(crate) const MAX: usize =
+        bindings::RTUN_KMALLOC_MAX_SIZE as usize / core::mem::size_of::<*mut u8>();
+
+    /// Room for `len` packets, from `kvmalloc` (tun.c's `ptr_ring` uses
+    /// `kvmalloc_array`: a large ring falls back to vmalloc instead of
+    /// failing for want of contiguous memory). `len` 0 is a ring that
+    /// holds nothing, as `ptr_ring` of size 0: every packet is dropped.
     pub(crate) fn new(len: usize) -> Result<Self> {
-        let len = len.max(1);
-        let mut v = KVec::with_capacity(len, GFP_KERNEL)?;
+        if len > Self::MAX {
+            return Err(ENOMEM);
+        }
+        let mut v = KVVec::with_capacity(len, GFP_KERNEL)?;
         for _ in 0..len {
             v.push(AtomicPtr::new(ptr::null_mut()), GFP_KERNEL)?;
         }
@@ -346,7 +536,7 @@ impl SkbRing {
                     ptr::from_ref(kernel::static_lock_class!()).cast_mut().cast(),
                 )
             }),
-            slots: UnsafeCell::new(KVec::new()),
+            slots: UnsafeCell::new(KVVec::new()),
             producer: UnsafeCell::new(0),
             consumer: UnsafeCell::new(0),
         })
@@ -476,7 +666,7 @@ impl SkbRing {
 }
 
 /// Frees the skbs left in `slots`; returns how many there were.
-fn free_slots(slots: KVec<AtomicPtr<bindings::sk_buff>>) -> u64 {
+fn free_slots(slots: KVVec<AtomicPtr<bindings::sk_buff>>) -> u64 {
     let mut n = 0;
     for slot in slots.iter() {
         if let Some(p) = NonNull::new(slot.load(Ordering::Relaxed)) {
@@ -493,7 +683,7 @@ fn free_slots(slots: KVec<AtomicPtr<bindings::sk_buff>>) -> u64 {
 impl PinnedDrop for SkbRing {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: Dropping: no other reference exists.
-        let slots = unsafe { core::mem::take(&mut *self.slots.get()) };
+        let slots = unsafe { core::mem::replace(&mut *self.slots.get(), KVVec::new()) };
         free_slots(slots);
     }
 }

@@ -14,7 +14,7 @@ use super::*;
 /// kernel patches into a `JMP` to the "yes" path while the key is enabled,
 /// registered in this module's `__jump_table` (x86's non-objtool
 /// `arch_static_branch()`). Each expansion is its own site.
-#[cfg(all(CONFIG_JUMP_LABEL, target_arch = "x86_64"))]
+#[cfg(CONFIG_JUMP_LABEL)]
 macro_rules! static_branch_unlikely {
     ($key:path) => {
         'site: {
@@ -45,7 +45,7 @@ macro_rules! static_branch_unlikely {
 
 /// `static_branch_unlikely(&KEY)` without jump labels: a read of the key's
 /// enable count, as C's fallback does.
-#[cfg(not(all(CONFIG_JUMP_LABEL, target_arch = "x86_64")))]
+#[cfg(not(CONFIG_JUMP_LABEL))]
 macro_rules! static_branch_unlikely {
     ($key:path) => {
         // SAFETY: `static_key_count` reads the key's atomic count.
@@ -56,9 +56,9 @@ macro_rules! static_branch_unlikely {
 }
 pub(crate) use static_branch_unlikely;
 
-/// Whether the guards are jump-label sites in this build (x86_64 with
-/// `CONFIG_JUMP_LABEL`); otherwise they read the keys' counts.
-pub(crate) const JUMP_LABELS: bool = cfg!(all(CONFIG_JUMP_LABEL, target_arch = "x86_64"));
+/// Whether the guards are jump-label sites in this build
+/// (`CONFIG_JUMP_LABEL`); otherwise they read the keys' counts.
+pub(crate) const JUMP_LABELS: bool = cfg!(CONFIG_JUMP_LABEL);
 
 /// What a jump-label site of this module currently holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -137,17 +137,13 @@ pub(crate) fn for_each_jump_site(mut f: impl FnMut(usize, JumpSite)) {
 
 /// The name of a static key this module uses.
 fn key_name(key: *const c_void) -> &'static str {
-    #[cfg(CONFIG_RPS)]
-    {
-        if ptr::eq(key, ptr::addr_of!(bindings::rps_needed).cast()) {
-            return "rps_needed";
-        }
-        if ptr::eq(key, ptr::addr_of!(bindings::rfs_needed).cast()) {
-            return "rfs_needed";
-        }
+    if ptr::eq(key, ptr::addr_of!(bindings::rps_needed).cast()) {
+        "rps_needed"
+    } else if ptr::eq(key, ptr::addr_of!(bindings::rfs_needed).cast()) {
+        "rfs_needed"
+    } else {
+        "?"
     }
-    let _ = key;
-    "?"
 }
 
 // ---------------------------------------------------------------------------
@@ -164,7 +160,6 @@ pub(crate) fn param_unguarded() -> bool {
 /// to the hash's upper bits and the current CPU. Returns whether a table
 /// was there. The job of C's inline `sock_rps_record_flow_hash()` past its
 /// zero-hash check.
-#[cfg(CONFIG_RPS)]
 #[inline(always)]
 pub(crate) fn rps_record_sock_flow(hash: u32) -> bool {
     let _rcu = RcuReadGuard::new();
@@ -187,7 +182,6 @@ pub(crate) fn rps_record_sock_flow(hash: u32) -> bool {
 }
 
 /// `rcu_dereference(net_hotdata.rps_sock_flow_table)`, read inline.
-#[cfg(CONFIG_RPS)]
 #[inline(always)]
 fn rps_sock_flow_table() -> *mut bindings::rps_sock_flow_table {
     // SAFETY: `net_hotdata` is a live kernel object; the offset is
@@ -203,7 +197,6 @@ fn rps_sock_flow_table() -> *mut bindings::rps_sock_flow_table {
 }
 
 /// `net_hotdata.rps_cpu_mask`, read inline.
-#[cfg(CONFIG_RPS)]
 #[inline(always)]
 fn rps_cpu_mask() -> u32 {
     // SAFETY: As above, `offsetof(struct net_hotdata, rps_cpu_mask)`; a
@@ -219,13 +212,6 @@ fn rps_cpu_mask() -> u32 {
 }
 
 /// Reads the global RFS table's entry for `hash`, if there is a table.
-#[cfg(not(CONFIG_RPS))]
-pub(crate) fn rps_sock_flow_entry(_hash: u32) -> Option<u32> {
-    None
-}
-
-/// Reads the global RFS table's entry for `hash`, if there is a table.
-#[cfg(CONFIG_RPS)]
 pub(crate) fn rps_sock_flow_entry(hash: u32) -> Option<u32> {
     let _rcu = RcuReadGuard::new();
     let table = rps_sock_flow_table();
@@ -282,15 +268,8 @@ pub(crate) fn hide(mut v: u32) -> u32 {
 
 /// The enable count of `rfs_needed` (not a jump site: for reports only).
 pub(crate) fn rfs_needed_count() -> i32 {
-    #[cfg(CONFIG_RPS)]
-    {
-        // SAFETY: Reads the key's atomic count.
-        unsafe { bindings::rtun_static_key_count(ptr::addr_of_mut!(bindings::rfs_needed).cast()) }
-    }
-    #[cfg(not(CONFIG_RPS))]
-    {
-        0
-    }
+    // SAFETY: Reads the key's atomic count.
+    unsafe { bindings::rtun_static_key_count(ptr::addr_of_mut!(bindings::rfs_needed).cast()) }
 }
 
 /// `open` of `<debugfs>/rust_tun/micro_bench`: runs the micro-benchmark.

@@ -111,76 +111,126 @@ impl Drop for RcuReadGuard {
     }
 }
 
-/// `raw_smp_processor_id()`: on x86_64 SMP, `this_cpu_read(pcpu_hot.cpu_number)`
-/// inline, as C compiles it; otherwise through the C shim.
+/// `raw_smp_processor_id()`: `this_cpu_read(pcpu_hot.cpu_number)` inline,
+/// as C compiles it on x86_64 SMP (the only configuration the module
+/// builds for; see `tun.rs`).
 #[inline(always)]
 pub(crate) fn raw_smp_processor_id() -> u32 {
-    #[cfg(all(CONFIG_SMP, target_arch = "x86_64"))]
-    {
-        let cpu: u32;
-        // SAFETY: `pcpu_hot` is a per-CPU variable (zero-based on x86_64
-        // SMP, addressed through %gs); this is the `movl %gs:...` that
-        // `this_cpu_read()` emits. It only reads.
-        unsafe {
-            ::core::arch::asm!(
-                "movl %gs:{hot}+{off}, {cpu:e}",
-                hot = sym bindings::pcpu_hot,
-                off = const bindings::RTUN_PCPU_HOT_CPU_NUMBER,
-                cpu = out(reg) cpu,
-                options(att_syntax, nostack, readonly, preserves_flags),
-            )
-        };
-        cpu
-    }
-    #[cfg(not(all(CONFIG_SMP, target_arch = "x86_64")))]
-    {
-        // SAFETY: Always allowed.
-        unsafe { bindings::rtun_raw_smp_processor_id() }
-    }
+    let cpu: u32;
+    // SAFETY: `pcpu_hot` is a per-CPU variable (zero-based on x86_64
+    // SMP, addressed through %gs); this is the `movl %gs:...` that
+    // `this_cpu_read()` emits. It only reads.
+    unsafe {
+        ::core::arch::asm!(
+            "movl %gs:{hot}+{off}, {cpu:e}",
+            hot = sym bindings::pcpu_hot,
+            off = const bindings::RTUN_PCPU_HOT_CPU_NUMBER,
+            cpu = out(reg) cpu,
+            options(att_syntax, nostack, readonly, preserves_flags),
+        )
+    };
+    cpu
 }
 
-/// Waits until every RCU reader that may have seen an old pointer is done.
+/// `synchronize_net()`: waits until every RCU reader that may have seen an
+/// old pointer is done (expedited when the caller holds rtnl, as the C
+/// function decides for itself).
+///
+/// It sleeps: calling it in atomic context is a bug that `might_sleep()`
+/// reports (a liveness matter, like every sleeping call from Rust; it
+/// cannot make memory unsafe).
 pub(crate) fn synchronize_net() {
-    // SAFETY: Called from process context (all callers are rtnl holders).
+    // SAFETY: No memory-safety precondition; it only waits.
     unsafe { bindings::synchronize_net() };
 }
 
-/// Proof that the rtnl lock is held.
-pub(crate) struct Rtnl {
-    owned: bool,
+/// Proof that the rtnl lock is held, for the lock's critical section `'g`.
+///
+/// `'g` is a brand: [`Rtnl::with`] makes a fresh one per critical section,
+/// and nothing outside that call can name it. Devices found under the lock
+/// are `&'g NetDevice`: a device unregistered inside the section is only
+/// freed by `netdev_run_todo()` in `rtnl_unlock()`, so it stays valid for
+/// the whole section, whatever else the section does.
+///
+/// Writers of rtnl-protected slots ([`RcuArc::replace`],
+/// [`RtnlLocked::get_mut`]) need `&mut Rtnl`, readers `&Rtnl`, so a
+/// reference read out of a slot cannot outlive a replacement of it. Calls
+/// into the kernel that can come back into this module's callbacks under
+/// the same lock (register, unregister, state change notifications) also
+/// take `&mut Rtnl`: that is what makes the callbacks' own tokens
+/// ([`Rtnl::assume_held`]) exclusive.
+pub(crate) struct Rtnl<'g> {
+    _brand: PhantomData<fn(&'g ()) -> &'g ()>,
     _not_send: PhantomData<*mut ()>,
 }
 
-impl Rtnl {
-    /// Takes the rtnl lock until the returned guard is dropped.
-    pub(crate) fn lock() -> Self {
-        // SAFETY: Process context; released by `drop`.
+impl Rtnl<'_> {
+    /// Runs `f` with the rtnl lock held.
+    pub(crate) fn with<R>(f: impl for<'g> FnOnce(&mut Rtnl<'g>) -> R) -> R {
+        // SAFETY: Process context; released below.
         unsafe { bindings::rtnl_lock() };
-        Self {
-            owned: true,
+        let mut rtnl = Rtnl {
+            _brand: PhantomData,
             _not_send: PhantomData,
-        }
+        };
+        let r = f(&mut rtnl);
+        // SAFETY: Taken above. `rtnl` and everything branded with its
+        // section are unreachable from here (the brand cannot escape `f`).
+        unsafe { bindings::rtnl_unlock() };
+        r
     }
 
-    /// Vouches for an rtnl lock that the caller's caller holds.
+    /// Runs `f` with a token for an rtnl lock that the caller's caller
+    /// holds: a kernel callback of this module (`ndo_uninit`, the
+    /// netdevice notifier).
     ///
     /// # Safety
     ///
-    /// The rtnl lock must be held for the lifetime of the result.
-    pub(super) unsafe fn assume_held() -> Self {
-        Self {
-            owned: false,
+    /// The rtnl lock is held for the duration of `f`, and no reference
+    /// derived from another token of this thread is live. The latter holds
+    /// for callbacks: this module enters the kernel under its own token
+    /// only through `&mut Rtnl` methods (see the type's documentation), so
+    /// while such a call runs, nothing borrowed from that token is.
+    pub(super) unsafe fn assume_held<R>(f: impl for<'g> FnOnce(&mut Rtnl<'g>) -> R) -> R {
+        f(&mut Rtnl {
+            _brand: PhantomData,
             _not_send: PhantomData,
-        }
+        })
     }
 }
 
-impl Drop for Rtnl {
-    fn drop(&mut self) {
-        if self.owned {
-            // SAFETY: `lock` took the lock.
-            unsafe { bindings::rtnl_unlock() };
-        }
+/// Data that only rtnl holders touch: `&Rtnl` reads it, `&mut Rtnl`
+/// writes it (`rust/kernel/sync/locked_by.rs`, with the lock's token as
+/// the owner).
+pub(crate) struct RtnlLocked<T>(UnsafeCell<T>);
+
+// SAFETY: Shared access is only given to rtnl holders, one thread at a
+// time, and `T: Send` lets the value be used from whichever thread holds
+// rtnl.
+unsafe impl<T: Send> Sync for RtnlLocked<T> {}
+// SAFETY: Moving the container moves the `T`.
+unsafe impl<T: Send> Send for RtnlLocked<T> {}
+
+impl<T> RtnlLocked<T> {
+    /// Wraps `value`.
+    pub(crate) const fn new(value: T) -> Self {
+        Self(UnsafeCell::new(value))
+    }
+
+    /// The value, while the borrowed token holds rtnl.
+    pub(crate) fn get<'a>(&'a self, _rtnl: &'a Rtnl<'_>) -> &'a T {
+        // SAFETY: rtnl is held (the token), so no other thread accesses
+        // the value; in this thread, mutable access needs `&mut Rtnl`,
+        // which cannot coexist with the `&'a Rtnl` borrowed here, and
+        // callbacks' tokens are exclusive (see `Rtnl::assume_held`).
+        unsafe { &*self.0.get() }
+    }
+
+    /// The value, mutably.
+    pub(crate) fn get_mut<'a>(&'a self, _rtnl: &'a mut Rtnl<'_>) -> &'a mut T {
+        // SAFETY: As in `get`; the token is borrowed mutably for `'a`, so
+        // no other reference obtained through it is live.
+        unsafe { &mut *self.0.get() }
     }
 }
 
@@ -192,25 +242,90 @@ impl Drop for Rtnl {
 /// `ptr` is null or comes from `Arc::into_raw` and owns that reference.
 pub(crate) struct RcuArc<T> {
     ptr: AtomicPtr<T>,
+    /// Sent and shared as the `Arc<T>` it holds.
+    _owns: PhantomData<Arc<T>>,
 }
 
 /// A pointer unpublished from an [`RcuArc`]: dropping it waits for a grace
 /// period before dropping the reference, so readers never see freed memory.
-pub(crate) struct Unpublished<T>(Arc<T>);
+pub(crate) struct Unpublished<T>(core::mem::ManuallyDrop<Arc<T>>);
 
 impl<T> Drop for Unpublished<T> {
     fn drop(&mut self) {
         synchronize_net();
+        // SAFETY: Dropped once, here, after the grace period.
+        unsafe { core::mem::ManuallyDrop::drop(&mut self.0) };
     }
 }
 
 impl<T> Unpublished<T> {
     /// Waits for a grace period, then gives the reference back.
     pub(crate) fn into_arc(self) -> Arc<T> {
-        let this = core::mem::ManuallyDrop::new(self);
+        let mut this = core::mem::ManuallyDrop::new(self);
         synchronize_net();
         // SAFETY: `this` is never used or dropped again.
-        unsafe { ptr::read(&this.0) }
+        unsafe { core::mem::ManuallyDrop::take(&mut this.0) }
+    }
+}
+
+/// Objects unpublished together, released after one shared grace period
+/// (tun.c's `tun_detach_all()`: one `synchronize_net()` for every queue).
+pub(crate) struct UnpublishedBatch<T> {
+    /// Unpublished objects, each waiting for the grace period.
+    pending: KVec<Arc<T>>,
+    /// Objects already past a grace period of their own (when `pending`
+    /// could not grow).
+    done: KVec<Arc<T>>,
+}
+
+impl<T> UnpublishedBatch<T> {
+    /// An empty batch with room for `n` objects (allocating is only an
+    /// optimisation: without room, each object waits for its own period).
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Self {
+            pending: KVec::with_capacity(n, GFP_KERNEL).unwrap_or_default(),
+            done: KVec::new(),
+        }
+    }
+
+    /// Adds an unpublished object.
+    pub(crate) fn push(&mut self, u: Unpublished<T>) {
+        if self.pending.reserve(1, GFP_KERNEL).is_err() {
+            // No room: wait for this one alone (dropping `u` does).
+            let arc = u.into_arc();
+            if self.done.reserve(1, GFP_KERNEL).is_ok() {
+                // Cannot fail: room was reserved.
+                let _ = self.done.push(arc, GFP_KERNEL);
+            }
+            return;
+        }
+        let mut u = core::mem::ManuallyDrop::new(u);
+        // SAFETY: `u` is never used or dropped again; its reference waits
+        // in `pending` for `finish` (or drop) to pass a grace period.
+        let arc = unsafe { core::mem::ManuallyDrop::take(&mut u.0) };
+        // Cannot fail (room was reserved), so `arc` is not dropped here.
+        let _ = self.pending.push(arc, GFP_KERNEL);
+    }
+
+    /// Waits for one grace period (if anything is pending) and calls `f` on
+    /// every object, which readers can no longer see.
+    pub(crate) fn finish(mut self, mut f: impl FnMut(Arc<T>)) {
+        let pending = core::mem::take(&mut self.pending);
+        let done = core::mem::take(&mut self.done);
+        if !pending.is_empty() {
+            synchronize_net();
+        }
+        for arc in Iterator::chain(pending.into_iter(), done) {
+            f(arc);
+        }
+    }
+}
+
+impl<T> Drop for UnpublishedBatch<T> {
+    fn drop(&mut self) {
+        if !self.pending.is_empty() {
+            synchronize_net();
+        }
     }
 }
 
@@ -219,6 +334,7 @@ impl<T> RcuArc<T> {
     pub(crate) const fn null() -> Self {
         Self {
             ptr: AtomicPtr::new(ptr::null_mut()),
+            _owns: PhantomData,
         }
     }
 
@@ -231,34 +347,47 @@ impl<T> RcuArc<T> {
         unsafe { p.as_ref() }
     }
 
-    /// `rtnl_dereference()`: the object, while rtnl keeps writers out.
-    pub(crate) fn get_rtnl<'a>(&'a self, _rtnl: &'a Rtnl) -> Option<&'a T> {
+    /// `rtnl_dereference()`: the object, while the borrowed token holds rtnl.
+    pub(crate) fn get_rtnl<'a>(&'a self, _rtnl: &'a Rtnl<'_>) -> Option<&'a T> {
         let p = self.ptr.load(Ordering::Acquire);
-        // SAFETY: Only rtnl holders replace the pointer, so the reference it
-        // owns stays alive while `_rtnl` is borrowed.
+        // SAFETY: Only `replace`/`take_from` release the reference the slot
+        // owns, and they need `&mut Rtnl`: not while `_rtnl` is borrowed
+        // here (nor in another thread, which cannot hold rtnl now).
         unsafe { p.as_ref() }
     }
 
     /// `rcu_assign_pointer()`: publishes `new`, returning the old object.
-    pub(crate) fn replace(&self, new: Option<Arc<T>>, _rtnl: &Rtnl) -> Option<Unpublished<T>> {
+    pub(crate) fn replace(
+        &self,
+        new: Option<Arc<T>>,
+        _rtnl: &mut Rtnl<'_>,
+    ) -> Option<Unpublished<T>> {
         let newp = new.map_or(ptr::null_mut(), |a| Arc::into_raw(a).cast_mut());
         // INVARIANT: `newp` owns the reference `into_raw` gave up.
         let old = self.ptr.swap(newp, Ordering::AcqRel);
-        // SAFETY: `old` owned a reference (type invariant), now ours.
-        NonNull::new(old).map(|p| Unpublished(unsafe { Arc::from_raw(p.as_ptr()) }))
+        Self::unpublished(old)
+    }
+
+    /// The reference an unpublished pointer owned, waiting for its grace
+    /// period.
+    fn unpublished(old: *mut T) -> Option<Unpublished<T>> {
+        let old = NonNull::new(old)?;
+        // SAFETY: `old` was in a slot, so it owned a reference (type
+        // invariant); swapped out, that reference is ours.
+        let arc = unsafe { Arc::from_raw(old.as_ptr()) };
+        Some(Unpublished(core::mem::ManuallyDrop::new(arc)))
     }
 
     /// Moves the object of `other` into `self` (both under rtnl), leaving
     /// `other` empty; returns `self`'s old object. `self` and `other` must
     /// be different slots.
-    pub(crate) fn take_from(&self, other: &Self, _rtnl: &Rtnl) -> Option<Unpublished<T>> {
+    pub(crate) fn take_from(&self, other: &Self, _rtnl: &mut Rtnl<'_>) -> Option<Unpublished<T>> {
         if ptr::eq(self, other) {
             return None;
         }
         let p = other.ptr.swap(ptr::null_mut(), Ordering::AcqRel);
         let old = self.ptr.swap(p, Ordering::AcqRel);
-        // SAFETY: `old` owned a reference (type invariant), now ours.
-        NonNull::new(old).map(|p| Unpublished(unsafe { Arc::from_raw(p.as_ptr()) }))
+        Self::unpublished(old)
     }
 }
 
@@ -266,9 +395,67 @@ impl<T> Drop for RcuArc<T> {
     fn drop(&mut self) {
         let p = *self.ptr.get_mut();
         if !p.is_null() {
-            // SAFETY: No reader can reach a slot being dropped; the pointer
-            // owns a reference (type invariant).
+            // SAFETY: No reader can reach a slot being dropped (its owner
+            // is going away after its readers); the pointer owns a
+            // reference (type invariant).
             drop(unsafe { Arc::from_raw(p) });
+        }
+    }
+}
+
+/// A `Pin<KBox<T>>` set at most once and read locklessly: the flow table's
+/// entries, allocated when a device first needs them.
+///
+/// # Invariants
+///
+/// `ptr` is null or comes from `KBox::into_raw` of a pinned box, owned
+/// here, never changed again until drop.
+pub(crate) struct OncePin<T> {
+    ptr: AtomicPtr<T>,
+    _owns: PhantomData<Pin<KBox<T>>>,
+}
+
+impl<T> OncePin<T> {
+    /// Not set.
+    pub(crate) const fn new() -> Self {
+        Self {
+            ptr: AtomicPtr::new(ptr::null_mut()),
+            _owns: PhantomData,
+        }
+    }
+
+    /// The value, once set.
+    #[inline(always)]
+    pub(crate) fn get(&self) -> Option<Pin<&T>> {
+        let p = self.ptr.load(Ordering::Acquire);
+        // SAFETY: Set once from a pinned box and kept until drop (type
+        // invariant); `Acquire` pairs with `set`'s `Release`.
+        unsafe { p.as_ref().map(|r| Pin::new_unchecked(r)) }
+    }
+
+    /// Sets the value unless it is set; gives `value` back if it was.
+    pub(crate) fn set(&self, value: Pin<KBox<T>>) -> core::result::Result<(), Pin<KBox<T>>> {
+        // SAFETY: The box stays pinned: it is only turned back into a
+        // `Pin<KBox>` (on failure below, or on drop).
+        let p = KBox::into_raw(unsafe { Pin::into_inner_unchecked(value) });
+        match self
+            .ptr
+            .compare_exchange(ptr::null_mut(), p, Ordering::Release, Ordering::Relaxed)
+        {
+            // INVARIANT: Set once, from a pinned box.
+            Ok(_) => Ok(()),
+            // SAFETY: Not published; ours again.
+            Err(_) => Err(unsafe { Pin::new_unchecked(KBox::from_raw(p)) }),
+        }
+    }
+}
+
+impl<T> Drop for OncePin<T> {
+    fn drop(&mut self) {
+        let p = *self.ptr.get_mut();
+        if !p.is_null() {
+            // SAFETY: Owned (type invariant); nothing can reach it any more.
+            drop(unsafe { KBox::from_raw(p) });
         }
     }
 }
@@ -420,75 +607,101 @@ pub(crate) fn round_jiffies_up(j: u64) -> u64 {
     unsafe { bindings::round_jiffies_up(j as c_ulong) as u64 }
 }
 
-/// A kernel timer embedded in an object that never moves (a net device's
-/// private area). Shut down on drop.
-pub(crate) struct Timer {
-    timer: Opaque<bindings::timer_list>,
-    ready: core::sync::atomic::AtomicBool,
+/// Objects with an embedded [`Timer`] that fires [`HasTimer::timer_fired`]
+/// (the shape of `rust/kernel/workqueue.rs`' `HasWork`).
+///
+/// # Safety
+///
+/// `OFFSET` is the offset of a `Timer<Self>` field of `Self` (use
+/// [`impl_has_timer!`]), and the implementor shuts the timer down
+/// ([`Timer::shutdown`]) before any part of it is dropped.
+pub(crate) unsafe trait HasTimer: Sync + Sized {
+    /// `offset_of!(Self, <timer field>)`.
+    const OFFSET: usize;
+
+    /// The timer callback (softirq context).
+    fn timer_fired(&self);
 }
 
-// SAFETY: The kernel's timer code synchronises its own state.
-unsafe impl Send for Timer {}
-// SAFETY: As above.
-unsafe impl Sync for Timer {}
+/// Implements [`HasTimer`] for `$ty` with its timer in `$field`, calling
+/// `$fired`.
+macro_rules! impl_has_timer {
+    ($ty:ty, $field:ident, $fired:path) => {
+        // SAFETY: `OFFSET` is the offset of the `Timer<Self>` field
+        // `$field`; the type shuts it down in its `PinnedDrop` before its
+        // fields drop.
+        unsafe impl $crate::sys::HasTimer for $ty {
+            const OFFSET: usize = ::core::mem::offset_of!($ty, $field);
 
-impl Timer {
-    /// An unset timer; [`Timer::setup`] must run before any other use.
-    pub(crate) const fn new() -> Self {
-        Self {
-            timer: Opaque::uninit(),
-            ready: core::sync::atomic::AtomicBool::new(false),
+            fn timer_fired(&self) {
+                $fired(self)
+            }
         }
+    };
+}
+pub(crate) use impl_has_timer;
+
+/// A kernel timer embedded in a pinned `T`, firing `T::timer_fired`.
+#[repr(C)]
+#[pin_data]
+pub(crate) struct Timer<T: HasTimer> {
+    #[pin]
+    timer: Opaque<bindings::timer_list>,
+    _owner: PhantomData<T>,
+}
+
+// SAFETY: The kernel's timer code synchronises its own state; `T: Sync`
+// is what the callback gets to share.
+unsafe impl<T: HasTimer> Send for Timer<T> {}
+// SAFETY: As above.
+unsafe impl<T: HasTimer> Sync for Timer<T> {}
+
+impl<T: HasTimer> Timer<T> {
+    /// `timer_setup()` in place, with [`Self::run`] as the callback.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            // SAFETY: `slot` is valid for writes and pinned (it is
+            // initialised in place and never moves).
+            timer <- Opaque::ffi_init(|slot| unsafe {
+                bindings::rtun_timer_setup(slot, Some(Self::run))
+            }),
+            _owner: PhantomData,
+        })
     }
 
-    /// `timer_setup()`.
+    /// The C callback: back from the `timer_list` to the `T` around it.
     ///
     /// # Safety
     ///
-    /// `self` must not move from here on, and `f` must be valid for a
-    /// timer embedded where `self` is.
-    pub(super) unsafe fn setup(&self, f: unsafe extern "C" fn(*mut bindings::timer_list)) {
-        // SAFETY: `self.timer` is valid for writes and stays put.
-        unsafe { bindings::rtun_timer_setup(self.timer.get(), Some(f)) };
-        self.ready.store(true, Ordering::Release);
+    /// Called by the timer code for a timer set up by [`Self::new`].
+    unsafe extern "C" fn run(t: *mut bindings::timer_list) {
+        // CAST: `Timer` is `repr(C)` with the `timer_list` (in a
+        // transparent `Opaque`) first, and it sits at `T::OFFSET` in `T`.
+        // SAFETY: The timer fires only while the `T` around it is whole:
+        // `HasTimer` implementors shut the timer down before dropping
+        // anything of it.
+        let owner = unsafe { &*t.cast::<u8>().sub(T::OFFSET).cast::<T>() };
+        owner.timer_fired();
     }
 
     /// `timer_pending()`.
     pub(crate) fn pending(&self) -> bool {
-        // SAFETY: Set up (the only way to reach a timer of ours).
+        // SAFETY: Set up by `new`.
         unsafe { bindings::rtun_timer_pending(self.timer.get()) }
     }
 
-    /// `mod_timer()`.
+    /// `mod_timer()`: a no-op once shut down.
     pub(crate) fn mod_timer(&self, expires: u64) {
         // SAFETY: Set up; `mod_timer` may be called from any context.
         unsafe { bindings::mod_timer(self.timer.get(), expires as c_ulong) };
     }
-}
 
-impl Drop for Timer {
-    fn drop(&mut self) {
-        if *self.ready.get_mut() {
-            // SAFETY: Set up; dropped in process context (the net device's
-            // destructor), so waiting for a running callback is fine.
-            unsafe { bindings::timer_shutdown_sync(self.timer.get()) };
-        }
+    /// `timer_shutdown_sync()`: waits for a running callback; the timer
+    /// never fires again. Process context.
+    pub(crate) fn shutdown(&self) {
+        // SAFETY: Set up; the caller is in process context (the owner's drop).
+        unsafe { bindings::timer_shutdown_sync(self.timer.get()) };
     }
-}
-
-/// `tun_flow_cleanup()` timer callback.
-///
-/// # Safety
-///
-/// Called by the timer code for the flow table timer of a `Tun`.
-pub(super) unsafe extern "C" fn tun_flow_cleanup_timer(t: *mut bindings::timer_list) {
-    let off = core::mem::offset_of!(crate::Tun, flows)
-        + core::mem::offset_of!(crate::flow_table::FlowTable, gc_timer);
-    // CAST: `Timer` starts with its `Opaque<timer_list>`, at offset 0.
-    // SAFETY: The timer is embedded in a live `Tun` (it is shut down before
-    // the `Tun` is dropped), so stepping back to the `Tun` is in bounds.
-    let tun = unsafe { &*t.cast::<u8>().sub(off).cast::<crate::Tun>() };
-    crate::flow_table::tun_flow_cleanup(&tun.flows);
 }
 
 /// RCU grace-period cookies, for reusing flow entries only once no reader
@@ -496,10 +709,13 @@ pub(super) unsafe extern "C" fn tun_flow_cleanup_timer(t: *mut bindings::timer_l
 pub(crate) mod rcu_cookie {
     use crate::bindings;
 
-    /// `get_state_synchronize_rcu()`: a cookie for "a grace period from now".
-    pub(crate) fn get() -> usize {
-        // SAFETY: Always allowed.
-        unsafe { bindings::get_state_synchronize_rcu() as usize }
+    /// `start_poll_synchronize_rcu()`: a cookie for "a grace period from
+    /// now", making sure that grace period starts (a cookie from
+    /// `get_state_synchronize_rcu()` would wait for someone else to start
+    /// one, which an idle system may never do). Interrupts must be on.
+    pub(crate) fn start() -> usize {
+        // SAFETY: Callable with interrupts on, from any other context.
+        unsafe { bindings::start_poll_synchronize_rcu() as usize }
     }
 
     /// `get_completed_synchronize_rcu()`: a cookie that is already done.

@@ -485,8 +485,10 @@ pub fn t_rwf_nowait(n: Node) -> TestResult {
     Ok(())
 }
 
-/// Flow entries deleted by ageing are reused at once on an idle system:
-/// the table fills, ages out, and fills again.
+/// Flow entries deleted by ageing are reused on an idle system: the table
+/// fills, ages out, and fills again. (An entry is reused a grace period
+/// after its deletion -- the deletion starts that grace period; nothing
+/// else on an idle system would.)
 pub fn t_flow_reuse_idle(_: Node) -> TestResult {
     keys_off()?;
     let q = mq_open(RUST_NODE, "rt-fri", IFF_TUN | IFF_NO_PI, 2)?;
@@ -504,6 +506,8 @@ pub fn t_flow_reuse_idle(_: Node) -> TestResult {
         check!(t0.elapsed() < Duration::from_secs(10), "flows did not age out");
         thread::sleep(Duration::from_millis(100));
     }
+    // Ample time for a grace period that has been started.
+    thread::sleep(Duration::from_millis(500));
     let again = fill(101)?;
     check!(again == 4096, "after ageing, {again} of 4096 flows could be created");
     Ok(())
@@ -637,7 +641,16 @@ pub fn t_netns_exit(n: Node) -> TestResult {
         .spawn()
         .map_err(|e| e.to_string())?;
     let pid = child.id();
-    // Move a persistent device of ours into the dying namespace too.
+    // Once the child is in its namespace and set up, move a persistent
+    // device of ours there too.
+    let mut ready = String::new();
+    if let Some(o) = child.stdout.as_mut() {
+        let mut byte = [0u8; 1];
+        while !ready.ends_with('\n') && o.read(&mut byte).is_ok_and(|n| n == 1) {
+            ready.push(byte[0] as char);
+        }
+    }
+    check!(ready.trim() == "ready", "ns-traffic did not get ready: {ready:?}");
     let t0 = Instant::now();
     while sh(&format!("ip link set rt-nsx0 netns {pid}")).is_err() {
         check!(t0.elapsed() < Duration::from_secs(5), "could not move rt-nsx0 into the child's namespace");
@@ -754,6 +767,8 @@ pub fn ns_traffic(node: &str, secs: u64) -> Result<String, String> {
             n
         }));
     }
+    println!("ready");
+    let _ = std::io::Write::flush(&mut std::io::stdout());
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(secs) {
         let _ = udp_send("10.71.0.2", 10);

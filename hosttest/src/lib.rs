@@ -64,4 +64,22 @@ mod tests {
         assert!(!time_before(0, u64::MAX));
         assert!(time_before_eq(7, 7));
     }
+
+    #[test]
+    fn age_of_a_flow_refreshed_after_the_clock_read_is_zero() {
+        // The reader read `now`, then a writer stored a newer `updated`.
+        assert_eq!(age_ms(1001, 1000, 100), 0);
+        assert_eq!(age_ms(u64::MAX, u64::MAX - 5, 1000), 0);
+        // Across the wrap, a newer `updated` is still newer.
+        assert_eq!(age_ms(3, u64::MAX, 1000), 0);
+    }
+
+    #[test]
+    fn age_counts_milliseconds_across_wrap_and_saturates() {
+        assert_eq!(age_ms(1000, 1000, 100), 0);
+        assert_eq!(age_ms(1000, 1250, 100), 2500);
+        assert_eq!(age_ms(u64::MAX - 9, 10, 1000), 20);
+        // The oldest possible age (half the jiffies range) does not overflow.
+        assert_eq!(age_ms(0, i64::MAX as u64, 1), u64::MAX);
+    }
 }
