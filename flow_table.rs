@@ -9,9 +9,10 @@
 //! re-arms only while entries remain.
 //!
 //! Deliberate difference from tun.c: the 4096 entries are allocated in one
-//! pool when a device first has two queues (tun.c creates flows only then;
-//! a single-queue device pays for the bucket heads only), instead of
-//! `kmalloc(GFP_ATOMIC)` per flow and `kfree_rcu` per deletion. The data
+//! pool when the device's first flow is created (flows exist only on
+//! devices with two queues or more; an idle device pays for the bucket
+//! heads only), instead of `kmalloc(GFP_ATOMIC)` per flow and `kfree_rcu`
+//! per deletion. The data
 //! path never allocates, a full table is the only reason a flow is not
 //! created, and a deleted entry is reused only after an RCU grace period
 //! that its deletion started (`start_poll_synchronize_rcu` cookies), so a
@@ -186,8 +187,8 @@ impl PinnedDrop for FlowTable {
 }
 
 impl FlowTable {
-    /// `tun_flow_init()`: an empty table; its entries come with
-    /// [`FlowTable::alloc_pool`].
+    /// `tun_flow_init()`: an empty table; its entries come with the first
+    /// flow.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
             gc_timer <- Timer::new(),
@@ -197,16 +198,16 @@ impl FlowTable {
         })
     }
 
-    /// Allocates the entries, if not done yet (process context: the device
-    /// is getting its second queue).
-    pub(crate) fn alloc_pool(&self) -> Result {
-        if self.pool.get().is_some() {
-            return Ok(());
+    /// The entries, allocated now if this is the first flow (process
+    /// context: it may sleep). `None` if that allocation fails: the flow is
+    /// then not tracked, as when tun.c's `GFP_ATOMIC` allocation fails.
+    fn pool_or_alloc(&self) -> Option<&FlowPool> {
+        if self.pool.get().is_none() {
+            let pool = KBox::pin_init(FlowPool::new(), GFP_KERNEL).ok()?;
+            // Losing a race only means another writer's pool is in place.
+            let _ = self.pool.set(pool);
         }
-        let pool = KBox::pin_init(FlowPool::new(), GFP_KERNEL)?;
-        // Losing a race only means another caller's pool is in place.
-        let _ = self.pool.set(pool);
-        Ok(())
+        self.pool.get().map(Pin::get_ref)
     }
 
     /// Whether the entries are allocated.
@@ -290,9 +291,10 @@ impl FlowTable {
 
     /// The table half of `tun_flow_update()`: refresh the flow of `rxhash`
     /// and return its `rps_rxhash` for the RFS record step, or create it,
-    /// make sure the ageing timer runs, and return `None`.
+    /// make sure the ageing timer runs, and return `None`. Process context
+    /// (the write path): the first flow allocates the entries.
     pub(crate) fn update(&self, rxhash: u32, queue_index: u16) -> Option<u32> {
-        let pool = self.pool.get()?.get_ref();
+        let pool = self.pool_or_alloc()?;
         let rcu = RcuReadGuard::new();
         if let Some(e) = self.find(rxhash, &rcu) {
             if e.queue_index.load(Ordering::Relaxed) != queue_index {

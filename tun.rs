@@ -351,12 +351,6 @@ fn tun_attach<'g>(
     if !detached && n + tun.numdisabled.load(Ordering::Relaxed) as usize == MAX_TAP_QUEUES {
         return Err(E2BIG);
     }
-    // The flow table's entries exist once a second queue does (flows are
-    // only kept with more than one queue). Deliberate difference: tun.c
-    // allocates each flow as it comes.
-    if n >= 1 {
-        tun.flows.alloc_pool()?;
-    }
     // The ring follows the device's tx_queue_len (a detached file keeps its own).
     if !detached {
         tun_ring_resize(tun, &tfile, dev.tx_queue_len())?;

@@ -190,6 +190,11 @@ bool rtun_signal_pending(void)
 	return signal_pending(current);
 }
 
+void rtun_cond_resched(void)
+{
+	cond_resched();
+}
+
 void rtun_wake_up_interruptible_poll(struct wait_queue_head *wq, __poll_t mask)
 {
 	wake_up_interruptible_poll(wq, mask);

@@ -55,6 +55,7 @@ void rtun_init_waitqueue_entry_current(struct wait_queue_entry *wq_entry);
 void rtun_set_current_state_interruptible(void);
 void rtun_set_current_state_running(void);
 bool rtun_signal_pending(void);
+void rtun_cond_resched(void);
 void rtun_wake_up_interruptible_poll(struct wait_queue_head *wq, __poll_t mask);
 void rtun_wake_up_interruptible_sync_poll(struct wait_queue_head *wq, __poll_t mask);
 void rtun_poll_wait(struct file *filp, struct wait_queue_head *wq,

@@ -10,34 +10,46 @@
  */
 #include <linux/debugfs.h>
 #include <linux/module.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <net/rps.h>
 #include <asm/msr.h>
 
 #define BENCH_CALLS 10000000
+/* Calls per stretch with bottom halves off, as rust_tun's BENCH_CHUNK. */
+#define BENCH_CHUNK 100000
 
 /* Keep h in a register and the loop alive, like rust_tun's sys::hide(). */
 #define HIDE(h) asm volatile("" : "+r"(h))
 
 /*
  * One measurement: BENCH_CALLS iterations of BODY (with h hidden in a
- * register first), bottom halves disabled, rdtsc() around the loop.
+ * register first), timed with rdtsc() in stretches of BENCH_CHUNK with
+ * bottom halves disabled, rescheduling between stretches (rust_tun's
+ * measure()); -EINTR in *err if a signal arrives.
  */
 #define DEFINE_BENCH(name, body)				\
-static noinline u64 name(u32 h)					\
+static noinline u64 name(u32 h, int *err)			\
 {								\
-	u64 t0, t1;						\
-	int i;							\
+	u64 t0, cycles = 0;					\
+	int c, i;						\
 								\
-	local_bh_disable();					\
-	t0 = rdtsc();						\
-	for (i = 0; i < BENCH_CALLS; i++) {			\
-		HIDE(h);					\
-		body;						\
+	for (c = 0; c < BENCH_CALLS / BENCH_CHUNK; c++) {	\
+		local_bh_disable();				\
+		t0 = rdtsc();					\
+		for (i = 0; i < BENCH_CHUNK; i++) {		\
+			HIDE(h);				\
+			body;					\
+		}						\
+		cycles += rdtsc() - t0;				\
+		local_bh_enable();				\
+		cond_resched();					\
+		if (signal_pending(current)) {			\
+			*err = -EINTR;				\
+			break;					\
+		}						\
 	}							\
-	t1 = rdtsc();						\
-	local_bh_enable();					\
-	return t1 - t0;						\
+	return cycles;						\
 }
 
 /* The floor: the loop and nothing else. */
@@ -53,12 +65,15 @@ static int micro_bench_show(struct seq_file *m, void *v)
 {
 	int rfs = static_key_count(&rfs_needed.key);
 	u32 hash = 0x9e3779b9;
-	int run;
+	int run, err = 0;
 
-	for (run = 0; run < 3; run++) {
-		u64 floor = bench_floor(hash);
-		u64 guarded = bench_guarded(hash);
-		u64 unguarded = bench_unguarded(hash);
+	for (run = 0; run < 3 && !err; run++) {
+		u64 floor = bench_floor(hash, &err);
+		u64 guarded = bench_guarded(hash, &err);
+		u64 unguarded = bench_unguarded(hash, &err);
+
+		if (err)
+			break;
 
 		seq_printf(m, "impl=c variant=floor run=%d rfs_needed=%d calls=%d cycles=%llu\n",
 			   run, rfs, BENCH_CALLS, floor);
@@ -67,7 +82,7 @@ static int micro_bench_show(struct seq_file *m, void *v)
 		seq_printf(m, "impl=c variant=unguarded run=%d rfs_needed=%d calls=%d cycles=%llu\n",
 			   run, rfs, BENCH_CALLS, unguarded);
 	}
-	return 0;
+	return err;
 }
 DEFINE_SHOW_ATTRIBUTE(micro_bench);
 

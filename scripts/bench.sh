@@ -7,7 +7,9 @@
 #   1. xmit path: pktgen into a single-queue TAP (rps_needed patch's table)
 #   2. write path: writers over many flows of a 2-queue TUN (rfs_needed's)
 #   3. micro-benchmark: 10M calls of the record step, Rust and C
-# and writes Documentation/benchmarks/{xmit,write,micro}.json, results.md
+#   4. memory: idle persistent devices, rust_tun and C tun (one plain TCG
+#      boot per driver: memory does not depend on time)
+# and writes Documentation/benchmarks/{xmit,write,micro,mem}.json, results.md
 # and chart.svg, then prints results.md.
 #
 # usage: scripts/bench.sh [XMIT_PACKETS] [WRITE_PACKETS]
@@ -34,5 +36,11 @@ for table in xmit write micro; do
 	bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 --log "$logs/$table.log" \
 		"$RT_TOP/scripts/guest/bench-$table.sh" "${args[@]}" >/dev/null
 done
+for driver in rust_tun tun; do
+	rt_log "table mem, $driver"
+	bash "$RT_TOP/scripts/run-guest.sh" --timeout 1800 --log "$logs/mem-$driver.log" \
+		"$RT_TOP/scripts/guest/bench-mem.sh" "$driver" >/dev/null
+done
+cat "$logs/mem-rust_tun.log" "$logs/mem-tun.log" >"$logs/mem.log"
 python3 "$RT_TOP/scripts/bench-report.py" "$RT_TOP/Documentation/benchmarks" \
-	"$logs/xmit.log" "$logs/write.log" "$logs/micro.log"
+	"$logs/xmit.log" "$logs/write.log" "$logs/micro.log" "$logs/mem.log"

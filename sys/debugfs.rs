@@ -101,11 +101,11 @@ impl core::fmt::Write for TextBuf {
 /// `file` is a debugfs file being opened with one of our [`DebugfsFops`].
 pub(super) unsafe fn open_text(
     file: *mut bindings::file,
-    show: impl FnOnce(&mut TextBuf) -> core::fmt::Result,
+    show: impl FnOnce(&mut TextBuf) -> Result,
 ) -> c_int {
     let mut text = TextBuf(KVec::new());
-    if show(&mut text).is_err() {
-        return ENOMEM.to_errno();
+    if let Err(e) = show(&mut text) {
+        return e.to_errno();
     }
     match KBox::new(text.0, GFP_KERNEL) {
         // SAFETY: The file is being opened; its private data is ours until
@@ -161,7 +161,7 @@ unsafe extern "C" fn jump_sites_open(
     file: *mut bindings::file,
 ) -> c_int {
     // SAFETY: Forwarded.
-    unsafe { open_text(file, crate::rps::show_jump_sites) }
+    unsafe { open_text(file, |t| crate::rps::show_jump_sites(t).map_err(|_| ENOMEM)) }
 }
 
 /// `open` of a per-device debugfs file.
@@ -178,7 +178,7 @@ unsafe fn dev_open(
     // removed in `ndo_uninit` (removal waits for this open).
     let dev = unsafe { NetDevice::from_raw(bindings::rtun_file_inode_private(file).cast()) };
     // SAFETY: Forwarded.
-    unsafe { open_text(file, |t| show(dev, t)) }
+    unsafe { open_text(file, |t| show(dev, t).map_err(|_| ENOMEM)) }
 }
 
 /// `open` of `<debugfs>/rust_tun/<dev>/flows`.

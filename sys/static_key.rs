@@ -247,6 +247,19 @@ impl Drop for BhDisabled {
     }
 }
 
+/// `cond_resched()`: lets the scheduler run something else (process
+/// context).
+pub(crate) fn cond_resched() {
+    // SAFETY: Process context (a debugfs open).
+    unsafe { bindings::rtun_cond_resched() };
+}
+
+/// `signal_pending(current)`.
+pub(crate) fn signal_pending() -> bool {
+    // SAFETY: Always allowed.
+    unsafe { bindings::rtun_signal_pending() }
+}
+
 /// The time-stamp counter (`rdtsc()`); under QEMU's `-icount shift=0` one
 /// tick is one guest instruction.
 #[inline(always)]

@@ -836,7 +836,11 @@ fn t_flow_limit(n: Node) -> TestResult {
         q[0].write(&udp_pkt(src, 5000, [10, 32, 0, 1], 7000)).map_err(|e| format!("write {i}: {e}"))?;
     }
     let (count, flows) = dbg_flows("rt-flim")?;
-    check!(t0.elapsed() < Duration::from_millis(2900), "writes took {:?}: flows may have aged", t0.elapsed());
+    if t0.elapsed() >= Duration::from_millis(2900) {
+        // A debug kernel writes too slowly to fill the table within the
+        // 3 s ageing time; the test and no-jump-label kernels do it.
+        skip!("4097 writes took {:?}: flows age before the table is full", t0.elapsed());
+    }
     check!(count == 4096, "flow_count {count}, expected MAX_TAP_FLOWS 4096");
     check!(flows.len() == 4096, "{} flow lines", flows.len());
     check!(dbg_count("rt-flim", "flow_count")? == 4096, "stats flow_count disagrees");
@@ -1299,6 +1303,22 @@ fn bench_write(node: &str, name: &str, flows: u32, packets: u32) -> Result<Strin
     ))
 }
 
+/// `rtun mkdevs NODE PREFIX COUNT QUEUES`: creates COUNT persistent TAP
+/// devices PREFIX0.. on NODE, each with QUEUES queue files (multi-queue
+/// when QUEUES > 1) that are then closed, leaving them idle; for the
+/// memory benchmark.
+fn mkdevs(node: &str, prefix: &str, count: u32, queues: u32) -> Result<String, String> {
+    for i in 0..count {
+        let name = format!("{prefix}{i}");
+        let mq = if queues > 1 { IFF_MULTI_QUEUE } else { 0 };
+        let q = (0..queues.max(1))
+            .map(|_| Tun::create(node, &name, IFF_TAP | IFF_NO_PI | mq).map_err(|e| format!("{name}: TUNSETIFF: errno {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        ioctl_val(q[0].fd(), TUNSETPERSIST, 1).map_err(|e| format!("{name}: TUNSETPERSIST: errno {e}"))?;
+    }
+    Ok(format!("created {count} persistent devices {prefix}0.. with {queues} queue(s) each"))
+}
+
 /// Attaches to (or creates) TAP device `name` on `node` and exits with 0 or
 /// the errno: the unprivileged side of the permission tests.
 fn attach(node: &str, name: &str) -> i32 {
@@ -1360,6 +1380,10 @@ fn main() {
         Some("fuzz") if args.len() == 6 => {
             let num = |i: usize| args[i].parse().unwrap_or(1);
             report("fuzz", stress::fuzz(&args[2], num(3), num(4), num(5)))
+        }
+        Some("mkdevs") if args.len() == 6 => {
+            let num = |i: usize| args[i].parse().unwrap_or(0);
+            report("mkdevs", mkdevs(&args[2], &args[3], num(4), num(5)))
         }
         Some("userns") if args.len() == 5 => report("userns", hardening::userns(&args[2], &args[3], &args[4])),
         Some("ns-roundtrip") if args.len() == 4 => report("ns-roundtrip", hardening::ns_roundtrip(&args[2], &args[3])),
