@@ -19,6 +19,8 @@ use kernel::uaccess::UserSlice;
 use kernel::{c_str, ioctl};
 
 mod bindings;
+#[cfg(rtun_compile_fail)]
+mod compile_fail;
 mod flow_logic;
 mod flow_table;
 mod rps;

@@ -89,7 +89,8 @@ if [ "$qrc" = 124 ]; then
 fi
 # Kernel splats: WARN/BUG/lockdep/KASAN reports start their message with
 # these words (a driver's own "pktgen: WARNING: ..." message does not count).
-bad=$(grep -nE '(^|\] )(WARNING:|BUG:|Oops|Kernel panic|kernel BUG|general protection fault|UBSAN:|KASAN:)|Call Trace:|RIP: |unreferenced object' "$log" || true)
+# Watchdogs: soft/hard lockups, hung tasks, RCU stalls.
+bad=$(grep -nE '(^|\] )(WARNING:|BUG:|Oops|Kernel panic|kernel BUG|general protection fault|UBSAN:|KASAN:)|Call Trace:|RIP: |unreferenced object|watchdog: BUG:|soft lockup|hard LOCKUP|INFO: task .* blocked for more than|rcu: INFO: .*detected stall|rcu_(sched|preempt) (self-)?detected stall' "$log" || true)
 taint=$(grep -niE 'taint' "$log" | grep -v 'loading out-of-tree module taints kernel' || true)
 if [ -n "$bad$taint" ]; then
 	rt_log "FAIL: kernel problems in the guest log:"

@@ -61,6 +61,7 @@ step rustfmt mk rustfmtcheck
 step clippy clippy_clean
 step build mk
 step guest-programs bash "$RT_TOP/scripts/build-guest.sh" --test
+step compile-fail bash "$RT_TOP/scripts/compile-fail.sh" "$kdir"
 step host-logic bash -c "cd '$RT_TOP/hosttest' && RUSTC=$RT_RUSTC $RT_CARGO test --locked"
 
 guest_suite() { # guest_suite FLAVOR KDIR

@@ -781,3 +781,22 @@ pub fn ns_traffic(node: &str, secs: u64) -> Result<String, String> {
     // Exit with the threads still in their loops and every fd open.
     std::process::exit(7);
 }
+
+/// Deleting a device with 256 attached queues (and a detached one) waits
+/// for one grace period for all of them, not one per queue, under rtnl;
+/// every file then reports the device gone.
+pub fn t_delete_many_queues(n: Node) -> TestResult {
+    let q = mq_open(n.path, "rt-dmq0", IFF_TUN | IFF_NO_PI, 256)?;
+    setqueue(&q[255], IFF_DETACH_QUEUE).map_err(|e| format!("detach: {e}"))?;
+    ioctl_val(q[0].fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+    let t0 = Instant::now();
+    sh("ip link del rt-dmq0")?;
+    let took = t0.elapsed();
+    println!("# ip link del of a 256-queue device: {took:?}");
+    check!(!link_exists("rt-dmq0"), "device still there");
+    for (i, t) in q.iter().enumerate() {
+        expect_errno!(t.getiff(), libc::EBADFD, &format!("TUNGETIFF on queue {i}"));
+    }
+    check!(took < Duration::from_secs(2), "deleting took {took:?}: a grace period per queue?");
+    Ok(())
+}

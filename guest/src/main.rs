@@ -1204,6 +1204,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("userns_foreign", hardening::t_userns_foreign, &[RUST, C]),
     ("netns_move", hardening::t_netns_move, &[RUST, C]),
     ("netns_exit", hardening::t_netns_exit, &[RUST, C]),
+    ("delete_many_queues", hardening::t_delete_many_queues, &[RUST, C]),
 ];
 
 /// Deletes devices a failed test left behind (persistent ones survive the

@@ -10,6 +10,11 @@ for a in "$@"; do
 	*) filter=$a ;;
 	esac
 done
+# The debug kernel (kmemleak) runs a longer stress by default: leaks and
+# races that need time show there.
+if [ -z "${RTUN_STRESS_SECS:-}" ] && [ -e /sys/kernel/debug/kmemleak ]; then
+	export RTUN_STRESS_SECS=60
+fi
 insmod /lib/modules/rust_tun.ko || exit 1
 echo "RTUN-GUEST: modinfo:"
 modinfo rust_tun || exit 1

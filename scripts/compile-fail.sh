@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The unsafe layer's soundness rules, checked by the compiler: every case of
+# compile_fail.rs must be rejected, with its expected error. Builds a copy
+# of the module per case (the work tree's build is left alone).
+#
+# usage: scripts/compile-fail.sh KDIR
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+kdir=$1
+cases=(
+	"ref_across_replace:E0502"
+	"rtnl_locked_aliasing:E0502"
+	"device_escapes_rtnl:lifetime may not live long enough|borrowed data escapes"
+	"rcuarc_needs_sync:E0277"
+	"rtnl_locked_needs_send:E0277"
+)
+work=$(mktemp -d /tmp/rtun-compile-fail.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+(cd "$RT_TOP" && git ls-files -z --cached --others --exclude-standard -- '*.rs' '*.c' '*.h' Kbuild Makefile |
+	xargs -0 cp --parents -t "$work")
+fail=0
+for c in "${cases[@]}"; do
+	name=${c%%:*} want=${c#*:}
+	out=$(make -C "$work" KDIR="$kdir" RTUN_COMPILE_FAIL="$name" 2>&1)
+	if [ $? = 0 ]; then
+		echo "compile-fail: $name compiled; it must not" >&2
+		fail=1
+	elif ! grep -qE "$want" <<<"$out" || ! grep -q 'compile_fail.rs' <<<"$out"; then
+		echo "compile-fail: $name failed, but not with '$want' in compile_fail.rs:" >&2
+		grep -E '^error' -A6 <<<"$out" | head -20 >&2
+		fail=1
+	else
+		echo "compile-fail: $name rejected ($(grep -oE "$want" <<<"$out" | head -1))" >&2
+	fi
+	make -C "$work" KDIR="$kdir" clean >/dev/null 2>&1
+done
+# The same tree without a case builds: the failures above are the cases'.
+if ! make -C "$work" KDIR="$kdir" >/dev/null 2>&1; then
+	echo "compile-fail: the tree does not build without a case" >&2
+	fail=1
+fi
+exit $fail
