@@ -783,20 +783,53 @@ pub fn ns_traffic(node: &str, secs: u64) -> Result<String, String> {
 }
 
 /// Deleting a device with 256 attached queues (and a detached one) waits
-/// for one grace period for all of them, not one per queue, under rtnl;
-/// every file then reports the device gone.
+/// for one grace period for all of them, not one per queue, under rtnl
+/// (with normal grace periods, 257 of them take seconds); every file then
+/// reports the device gone.
 pub fn t_delete_many_queues(n: Node) -> TestResult {
     let q = mq_open(n.path, "rt-dmq0", IFF_TUN | IFF_NO_PI, 256)?;
     setqueue(&q[255], IFF_DETACH_QUEUE).map_err(|e| format!("detach: {e}"))?;
     ioctl_val(q[0].fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+    // Normal grace periods (several ticks each) even where rtnl holders
+    // ask for expedited ones, so that a grace period per queue shows.
+    write_file("/sys/kernel/rcu_normal", "1")?;
     let t0 = Instant::now();
-    sh("ip link del rt-dmq0")?;
+    let r = sh("ip link del rt-dmq0");
     let took = t0.elapsed();
+    write_file("/sys/kernel/rcu_normal", "0")?;
+    r?;
     println!("# ip link del of a 256-queue device: {took:?}");
     check!(!link_exists("rt-dmq0"), "device still there");
     for (i, t) in q.iter().enumerate() {
         expect_errno!(t.getiff(), libc::EBADFD, &format!("TUNGETIFF on queue {i}"));
     }
     check!(took < Duration::from_secs(2), "deleting took {took:?}: a grace period per queue?");
+    Ok(())
+}
+
+/// Re-attaching a detached queue (`TUNSETQUEUE`) waits for no grace
+/// period (tun.c takes the file off its disabled list with `list_del`);
+/// detaching waits for one (no transmitter may still see the queue). With
+/// normal grace periods, the attaches must take far less than the detaches.
+pub fn t_queue_attach_no_grace_period(n: Node) -> TestResult {
+    let q = mq_open(n.path, "rt-qa0", IFF_TAP | IFF_NO_PI, 3)?;
+    write_file("/sys/kernel/rcu_normal", "1")?;
+    let (mut attach, mut detach) = (Duration::ZERO, Duration::ZERO);
+    let r = (|| -> TestResult {
+        for _ in 0..20 {
+            let t0 = Instant::now();
+            setqueue(&q[1], IFF_DETACH_QUEUE).map_err(|e| format!("detach: {e}"))?;
+            detach += t0.elapsed();
+            let t0 = Instant::now();
+            setqueue(&q[1], IFF_ATTACH_QUEUE).map_err(|e| format!("attach: {e}"))?;
+            attach += t0.elapsed();
+        }
+        Ok(())
+    })();
+    write_file("/sys/kernel/rcu_normal", "0")?;
+    r?;
+    println!("# 20 detaches: {detach:?}, 20 attaches: {attach:?}");
+    check!(attach * 4 < detach, "attaching took {attach:?}, detaching {detach:?}: a grace period per attach?");
+    check!(tx_queues("rt-qa0") == 3, "{} tx queues", tx_queues("rt-qa0"));
     Ok(())
 }

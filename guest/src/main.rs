@@ -1205,6 +1205,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("netns_move", hardening::t_netns_move, &[RUST, C]),
     ("netns_exit", hardening::t_netns_exit, &[RUST, C]),
     ("delete_many_queues", hardening::t_delete_many_queues, &[RUST, C]),
+    ("queue_attach_no_grace_period", hardening::t_queue_attach_no_grace_period, &[RUST, C]),
 ];
 
 /// Deletes devices a failed test left behind (persistent ones survive the
