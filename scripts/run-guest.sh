@@ -62,6 +62,8 @@ for extra in "$RT_TOP"/bench/*.ko; do
 	[ -f "$extra" ] && cp "$extra" "$root/lib/modules/"
 done
 echo "$smp" >"$root/etc/rtun-smp"
+echo "$flavor" >"$root/etc/rtun-flavor"
+sed -n 's/^CONFIG_HZ=//p' "$kdir/.config" >"$root/etc/rtun-hz"
 echo "$*" >"$root/etc/rtun-args"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.gz"
 

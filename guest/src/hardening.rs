@@ -189,7 +189,7 @@ fn read_errqueue(fd: RawFd, timeout: Duration) -> Result<(Vec<libc::sock_extende
     }
 }
 
-fn setsockopt_int(fd: RawFd, level: i32, name: i32, val: i32) -> TestResult {
+pub fn setsockopt_int(fd: RawFd, level: i32, name: i32, val: i32) -> TestResult {
     // SAFETY: An int option.
     let r = unsafe {
         libc::setsockopt(fd, level, name, (&val as *const i32).cast(), std::mem::size_of::<i32>() as u32)
@@ -219,7 +219,7 @@ fn sendto(fd: RawFd, buf: &[u8], flags: i32, dst: [u8; 4], port: u16) -> Result<
 }
 
 /// A UDP socket, closed on drop.
-struct Sock(RawFd);
+pub struct Sock(pub RawFd);
 
 impl Sock {
     fn udp() -> Result<Sock, String> {
@@ -382,7 +382,7 @@ pub fn t_large_writes_intact(n: Node) -> TestResult {
 const PACKET_QDISC_BYPASS: i32 = 20;
 
 /// An AF_PACKET socket bound to `ifname`, bypassing the qdisc.
-fn packet_socket(ifname: &str) -> Result<Sock, String> {
+pub fn packet_socket(ifname: &str) -> Result<Sock, String> {
     // SAFETY: Plain socket call.
     let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, i32::from((libc::ETH_P_ALL as u16).to_be())) };
     check!(fd >= 0, "socket(AF_PACKET): errno {}", errno());
@@ -412,7 +412,7 @@ pub fn t_txqueuelen_zero(n: Node) -> TestResult {
     sh("ip link set rt-q00 qlen 0 && ip link set rt-q00 up")?;
     check!(sysfs("rt-q00", "tx_queue_len") == "0", "tx_queue_len {}", sysfs("rt-q00", "tx_queue_len"));
     let s = packet_socket("rt-q00")?;
-    let d0 = stat("rt-q00", "tx_dropped");
+    let d0 = stat("rt-q00", "tx_dropped")?;
     let frame = pkt::eth([2, 0, 0, 0, 0, 9], [2, 0, 0, 0, 0, 8], pkt::ETH_P_IP, &[0x45; 46]);
     for i in 0..10 {
         // SAFETY: Valid buffer.
@@ -421,7 +421,7 @@ pub fn t_txqueuelen_zero(n: Node) -> TestResult {
     }
     let mut buf = [0u8; 2048];
     expect_errno!(t.read(&mut buf), libc::EAGAIN, "read with txqueuelen 0");
-    let dropped = stat("rt-q00", "tx_dropped") - d0;
+    let dropped = stat("rt-q00", "tx_dropped")? - d0;
     check!(dropped == 10, "tx_dropped {dropped}, expected 10");
     // Back to a real length, packets queue again.
     sh("ip link set rt-q00 qlen 4")?;

@@ -179,9 +179,87 @@ pub fn parse_arp(a: &[u8]) -> Option<(u16, [u8; 6], [u8; 4], [u8; 6], [u8; 4])> 
     ))
 }
 
+/// EtherType of IPv6.
+pub const ETH_P_IPV6: u16 = 0x86dd;
+/// EtherType of an 802.1Q VLAN tag.
+pub const ETH_P_8021Q: u16 = 0x8100;
+/// IPv6 next header of ICMPv6.
+pub const IPPROTO_ICMPV6: u8 = 58;
+
+/// An IPv6 packet around `payload` (hop limit 64).
+pub fn ipv6(src: [u8; 16], dst: [u8; 16], next: u8, payload: &[u8]) -> Vec<u8> {
+    let mut p = vec![0x60, 0, 0, 0];
+    p.extend_from_slice(&(payload.len() as u16).to_be_bytes());
+    p.push(next);
+    p.push(64);
+    p.extend_from_slice(&src);
+    p.extend_from_slice(&dst);
+    p.extend_from_slice(payload);
+    p
+}
+
+/// An ICMPv6 echo message (`ty` 128 request, 129 reply) from `src` to
+/// `dst`, its checksum over the IPv6 pseudo-header.
+pub fn icmpv6_echo(src: [u8; 16], dst: [u8; 16], ty: u8, id: u16, seq: u16, data: &[u8]) -> Vec<u8> {
+    let mut m = vec![ty, 0, 0, 0];
+    m.extend_from_slice(&id.to_be_bytes());
+    m.extend_from_slice(&seq.to_be_bytes());
+    m.extend_from_slice(data);
+    let mut pseudo = Vec::with_capacity(40 + m.len());
+    pseudo.extend_from_slice(&src);
+    pseudo.extend_from_slice(&dst);
+    pseudo.extend_from_slice(&(m.len() as u32).to_be_bytes());
+    pseudo.extend_from_slice(&[0, 0, 0, IPPROTO_ICMPV6]);
+    pseudo.extend_from_slice(&m);
+    let c = csum(&pseudo);
+    m[2..4].copy_from_slice(&c.to_be_bytes());
+    m
+}
+
+/// A parsed IPv6 packet: (source, destination, next header, payload).
+pub fn parse_ipv6(p: &[u8]) -> Option<([u8; 16], [u8; 16], u8, &[u8])> {
+    if p.len() < 40 || p[0] >> 4 != 6 {
+        return None;
+    }
+    let len = usize::from(u16::from_be_bytes([p[4], p[5]]));
+    let payload = p.get(40..40 + len)?;
+    Some((p[8..24].try_into().ok()?, p[24..40].try_into().ok()?, p[6], payload))
+}
+
+/// An Ethernet frame with an 802.1Q tag (`vid`) in front of `ethertype`.
+pub fn eth_vlan(dst: [u8; 6], src: [u8; 6], vid: u16, ethertype: u16, payload: &[u8]) -> Vec<u8> {
+    let mut tagged = Vec::with_capacity(4 + payload.len());
+    tagged.extend_from_slice(&(vid & 0xfff).to_be_bytes());
+    tagged.extend_from_slice(&ethertype.to_be_bytes());
+    tagged.extend_from_slice(payload);
+    eth(dst, src, ETH_P_8021Q, &tagged)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn icmpv6_checksum_verifies() {
+        let (src, dst) = ([0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2], [0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        let m = icmpv6_echo(src, dst, 128, 7, 1, b"v6");
+        let mut pseudo = Vec::new();
+        pseudo.extend_from_slice(&src);
+        pseudo.extend_from_slice(&dst);
+        pseudo.extend_from_slice(&(m.len() as u32).to_be_bytes());
+        pseudo.extend_from_slice(&[0, 0, 0, IPPROTO_ICMPV6]);
+        pseudo.extend_from_slice(&m);
+        assert_eq!(csum(&pseudo), 0);
+        let p = ipv6(src, dst, IPPROTO_ICMPV6, &m);
+        let (s, d, nh, pl) = parse_ipv6(&p).unwrap();
+        assert_eq!((s, d, nh, pl), (src, dst, IPPROTO_ICMPV6, &m[..]));
+    }
+
+    #[test]
+    fn vlan_tag_sits_before_the_ethertype() {
+        let f = eth_vlan([1; 6], [2; 6], 0x123, ETH_P_IP, &[9]);
+        assert_eq!(&f[12..19], &[0x81, 0x00, 0x01, 0x23, 0x08, 0x00, 9]);
+    }
 
     #[test]
     fn checksum_of_rfc1071_example() {

@@ -75,6 +75,20 @@ fn pg(path: &str, cmd: &str) -> Result<(), String> {
     write_file(path, &format!("{cmd}\n"))
 }
 
+/// Puts `dev` alone on pktgen's thread 0: endless (`count 0`) 60-byte
+/// UDP, `start_xmit`, one skb per packet, queues 0 to `max_queue`.
+pub fn pktgen_setup(dev: &str, max_queue: u32) -> Result<(), String> {
+    let kt = "/proc/net/pktgen/kpktgend_0";
+    pg(kt, "rem_device_all")?;
+    pg(kt, &format!("add_device {dev}"))?;
+    let devf = format!("/proc/net/pktgen/{dev}");
+    for cmd in ["count 0", "clone_skb 0", "burst 1", "pkt_size 60", "xmit_mode start_xmit", "delay 0",
+        "queue_map_min 0", &format!("queue_map_max {max_queue}"), "dst 10.50.0.2", "dst_mac 02:00:00:00:00:02"] {
+        pg(&devf, cmd)?;
+    }
+    Ok(())
+}
+
 /// The "Result:" line of pktgen's file for `dev`.
 fn pktgen_result(dev: &str) -> String {
     let text = std::fs::read_to_string(format!("/proc/net/pktgen/{dev}")).unwrap_or_default();
@@ -189,14 +203,7 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     let mut threads = Vec::new();
 
     // pktgen, restarted whenever a down device ends its run.
-    let kt = "/proc/net/pktgen/kpktgend_0";
-    pg(kt, "rem_device_all")?;
-    pg(kt, &format!("add_device {DEV}"))?;
-    let devf = format!("/proc/net/pktgen/{DEV}");
-    for cmd in ["count 0", "clone_skb 0", "burst 1", "pkt_size 60", "xmit_mode start_xmit", "delay 0",
-        "queue_map_min 0", "queue_map_max 3", "dst 10.50.0.2", "dst_mac 02:00:00:00:00:02"] {
-        pg(&devf, cmd)?;
-    }
+    pktgen_setup(DEV, 3)?;
     let pktgen = {
         let (stop, sent) = (stop.clone(), sent.clone());
         thread::spawn(move || -> Result<String, String> {
@@ -346,8 +353,8 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     let fd0 = q[0].file.as_raw_fd();
     let _ = fd0;
     drop(q);
-    let tx_packets = stat(DEV, "tx_packets");
-    let tx_dropped = stat(DEV, "tx_dropped");
+    let tx_packets = stat(DEV, "tx_packets")?;
+    let tx_dropped = stat(DEV, "tx_dropped")?;
     let sent = sent.load(Ordering::Relaxed);
     let t = Tun::create(node, DEV, IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE).map_err(|e| format!("re-attach: {e}"))?;
     ioctl_val(t.fd(), TUNSETPERSIST, 0).map_err(|e| format!("TUNSETPERSIST 0: {e}"))?;

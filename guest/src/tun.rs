@@ -18,6 +18,9 @@ pub const IFF_MULTI_QUEUE: u16 = 0x0100;
 pub const IFF_PERSIST: u16 = 0x0800;
 pub const IFF_ATTACH_QUEUE: u16 = 0x0200;
 pub const IFF_DETACH_QUEUE: u16 = 0x0400;
+pub const IFF_VNET_HDR: u16 = 0x4000;
+pub const IFF_NAPI: u16 = 0x0010;
+pub const IFF_NAPI_FRAGS: u16 = 0x0020;
 pub const TUN_PKT_STRIP: u16 = 0x0001;
 
 const fn ioc(dir: u64, nr: u64, size: u64) -> u64 {
@@ -32,6 +35,7 @@ pub const TUNSETGROUP: u64 = ioc(IOC_W, 206, 4);
 pub const TUNSETQUEUE: u64 = ioc(IOC_W, 217, 4);
 pub const TUNGETFEATURES: u64 = ioc(IOC_R, 207, 4);
 pub const TUNGETIFF: u64 = ioc(IOC_R, 210, 4);
+pub const TUNGETVNETHDRSZ: u64 = ioc(IOC_R, 215, 4);
 
 /// `struct ifreq` as tun copies it: the name and `ifr_flags`, padded to 40.
 #[repr(C)]
@@ -229,6 +233,30 @@ pub fn sysfs(name: &str, attr: &str) -> String {
 }
 
 /// A counter from /sys/class/net/NAME/statistics.
-pub fn stat(name: &str, counter: &str) -> u64 {
-    sysfs(name, &format!("statistics/{counter}")).parse().unwrap_or(u64::MAX)
+pub fn stat(name: &str, counter: &str) -> Result<u64, String> {
+    let v = sysfs(name, &format!("statistics/{counter}"));
+    v.parse().map_err(|_| format!("{name} statistics/{counter}: {v:?}"))
+}
+
+/// A device's packet counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counters {
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub rx_dropped: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub tx_dropped: u64,
+}
+
+/// The counters of device `name`.
+pub fn counters(name: &str) -> Result<Counters, String> {
+    Ok(Counters {
+        rx_packets: stat(name, "rx_packets")?,
+        rx_bytes: stat(name, "rx_bytes")?,
+        rx_dropped: stat(name, "rx_dropped")?,
+        tx_packets: stat(name, "tx_packets")?,
+        tx_bytes: stat(name, "tx_bytes")?,
+        tx_dropped: stat(name, "tx_dropped")?,
+    })
 }

@@ -1,0 +1,654 @@
+//! Behaviours of the tun ABI that clients rely on, each run against tun
+//! and rust_tun with the same expectations (where they differ on purpose,
+//! the test says so and `Documentation/rust_tun.rst` lists it): many
+//! producers against blocking and edge-triggered readers, signals, iovecs,
+//! short reads, device removal under pktgen, carrier and operstate, MTU,
+//! IPv6, VLAN tags, file descriptors passed and inherited.
+
+use super::*;
+use std::os::fd::RawFd;
+use std::sync::atomic::AtomicU32;
+use std::sync::Mutex;
+
+/// `PRODUCERS` threads each send `PER` UDP datagrams tagged (producer,
+/// sequence) through a TUN device to its peer.
+const PRODUCERS: u32 = 4;
+const PER: u32 = 400;
+
+fn produce(dst: &'static str) -> Vec<thread::JoinHandle<Result<(), String>>> {
+    (0..PRODUCERS)
+        .map(|p| {
+            thread::spawn(move || {
+                let s = std::net::UdpSocket::bind("0.0.0.0:0").map_err(|e| e.to_string())?;
+                for i in 0..PER {
+                    let tag = (p << 16 | i).to_be_bytes();
+                    s.send_to(&tag, dst).map_err(|e| format!("producer {p}: send {i}: {e}"))?;
+                }
+                Ok(())
+            })
+        })
+        .collect()
+}
+
+/// The (producer, sequence) tag of a datagram the producers sent.
+fn tag_of(p: &[u8]) -> Option<u32> {
+    let ip = pkt::parse_ipv4(p)?;
+    let data = ip.payload.get(8..12)?;
+    (ip.proto == pkt::IPPROTO_UDP).then(|| u32::from_be_bytes(data.try_into().unwrap_or_default()))
+}
+
+/// Checks that `tags` is every (producer, sequence) exactly once.
+fn check_all_once(mut tags: Vec<u32>, what: &str) -> TestResult {
+    let n = tags.len();
+    tags.sort_unstable();
+    tags.dedup();
+    check!(n == tags.len(), "{what}: {} duplicates", n - tags.len());
+    let want: Vec<u32> = (0..PRODUCERS).flat_map(|p| (0..PER).map(move |i| p << 16 | i)).collect();
+    check!(tags == want, "{what}: {} of {} packets delivered", tags.len(), want.len());
+    Ok(())
+}
+
+/// Two blocking readers on one queue against four producers: every packet
+/// reaches exactly one reader, none is lost or duplicated.
+pub fn t_blocking_readers_many_producers(n: Node) -> TestResult {
+    let t = Arc::new(Tun::create(n.path, "rt-mp0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?);
+    sh("ip link set rt-mp0 qlen 5000")?;
+    ptp_up("rt-mp0", "10.80.0.1", "10.80.0.2")?;
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (t, got) = (t.clone(), got.clone());
+            thread::spawn(move || {
+                let mut buf = [0u8; 2048];
+                loop {
+                    match t.read(&mut buf) {
+                        // A 5-byte datagram is the stop marker.
+                        Ok(n) if n == 20 + 8 + 5 => return Ok(()),
+                        Ok(n) => got.lock().map_err(|_| "poisoned")?.extend(tag_of(&buf[..n])),
+                        Err(e) => return Err(format!("read: errno {e}")),
+                    }
+                }
+            })
+        })
+        .collect();
+    for p in produce("10.80.0.2:9") {
+        p.join().map_err(|_| "producer panicked")??;
+    }
+    let s = std::net::UdpSocket::bind("0.0.0.0:0").map_err(|e| e.to_string())?;
+    for _ in 0..2 {
+        s.send_to(b"stop!", "10.80.0.2:9").map_err(|e| e.to_string())?;
+    }
+    for r in readers {
+        r.join().map_err(|_| "reader panicked")??;
+    }
+    check!(stat("rt-mp0", "tx_dropped")? == 0, "tx_dropped {}", stat("rt-mp0", "tx_dropped")?);
+    let tags = std::mem::take(&mut *got.lock().map_err(|_| "poisoned")?);
+    check_all_once(tags, "blocking readers")
+}
+
+/// An edge-triggered epoll reader (read until EAGAIN on each event)
+/// against four producers: it misses no wake-up and no packet.
+pub fn t_epollet_reader_many_producers(n: Node) -> TestResult {
+    let t = Tun::create_nonblock(n.path, "rt-ep0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    sh("ip link set rt-ep0 qlen 5000")?;
+    ptp_up("rt-ep0", "10.81.0.1", "10.81.0.2")?;
+    // SAFETY: Plain epoll calls on our fds.
+    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    check!(ep >= 0, "epoll_create1: errno {}", errno());
+    let mut ev = libc::epoll_event { events: (libc::EPOLLIN | libc::EPOLLET) as u32, u64: 1 };
+    // SAFETY: Valid epoll fd, our fd, valid event.
+    let r = unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, t.fd(), &mut ev) };
+    check!(r == 0, "epoll_ctl: errno {}", errno());
+    let producers = produce("10.81.0.2:9");
+    let mut tags = Vec::new();
+    let mut buf = [0u8; 2048];
+    let total = (PRODUCERS * PER) as usize;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
+    let mut wakeups = 0;
+    while tags.len() < total && Instant::now() < deadline {
+        // SAFETY: Valid epoll fd and buffer.
+        let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), 4, 1000) };
+        if n <= 0 {
+            continue;
+        }
+        wakeups += 1;
+        loop {
+            match t.read(&mut buf) {
+                Ok(n) => tags.extend(tag_of(&buf[..n])),
+                Err(libc::EAGAIN) => break,
+                Err(e) => {
+                    // SAFETY: Our epoll fd.
+                    unsafe { libc::close(ep) };
+                    return Err(format!("read: errno {e}"));
+                }
+            }
+        }
+    }
+    // SAFETY: Our epoll fd.
+    unsafe { libc::close(ep) };
+    for p in producers {
+        p.join().map_err(|_| "producer panicked")??;
+    }
+    println!("# {} packets in {wakeups} edge-triggered wake-ups", tags.len());
+    check!(stat("rt-ep0", "tx_dropped")? == 0, "tx_dropped {}", stat("rt-ep0", "tx_dropped")?);
+    check_all_once(tags, "EPOLLET reader")
+}
+
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
+
+extern "C" fn count_signal(_: i32) {
+    SIGNALS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Installs `count_signal` for SIGUSR1, with or without SA_RESTART.
+fn on_sigusr1(restart: bool) -> TestResult {
+    // SAFETY: A zeroed sigaction, then filled in; the handler only touches
+    // an atomic.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = count_signal as usize;
+        sa.sa_flags = if restart { libc::SA_RESTART } else { 0 };
+        libc::sigemptyset(&mut sa.sa_mask);
+        check!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()) == 0, "sigaction: errno {}", errno());
+    }
+    Ok(())
+}
+
+/// A signal interrupts a blocked read: EINTR without SA_RESTART; with it
+/// the read goes on and returns the next packet; SIGKILL ends a process
+/// blocked in a read, and the device loses only that queue.
+pub fn t_signals_interrupt_read(n: Node) -> TestResult {
+    let t = Arc::new(Tun::create(n.path, "rt-sig0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?);
+    ptp_up("rt-sig0", "10.82.0.1", "10.82.0.2")?;
+    for restart in [false, true] {
+        on_sigusr1(restart)?;
+        let before = SIGNALS.load(Ordering::SeqCst);
+        let t2 = t.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = thread::spawn(move || {
+            // SAFETY: `pthread_self` has no preconditions.
+            let _ = tx.send((gettid(), unsafe { libc::pthread_self() }));
+            let mut buf = [0u8; 2048];
+            t2.read(&mut buf)
+        });
+        let (tid, pt) = rx.recv().map_err(|e| e.to_string())?;
+        wait_blocked(tid)?;
+        // SAFETY: A live thread of ours.
+        unsafe { libc::pthread_kill(pt, libc::SIGUSR1) };
+        let t0 = Instant::now();
+        while SIGNALS.load(Ordering::SeqCst) == before && t0.elapsed() < Duration::from_secs(3) {
+            thread::sleep(Duration::from_millis(5));
+        }
+        check!(SIGNALS.load(Ordering::SeqCst) > before, "the signal was not delivered");
+        if restart {
+            // Restarted: blocked again until a packet comes.
+            wait_blocked(tid)?;
+            check!(!reader.is_finished(), "SA_RESTART: the read returned");
+            udp_send("10.82.0.2", 1)?;
+            let r = reader.join().map_err(|_| "reader panicked")?;
+            check!(r == Ok(20 + 8 + 4), "SA_RESTART: read {r:?}");
+        } else {
+            let r = reader.join().map_err(|_| "reader panicked")?;
+            expect_errno!(r, libc::EINTR, "a read interrupted without SA_RESTART");
+        }
+    }
+    // SAFETY: Back to the default disposition.
+    unsafe { libc::signal(libc::SIGUSR1, libc::SIG_DFL) };
+
+    // SIGKILL of a process blocked in a read on a second queue.
+    let mq = mq_open(n.path, "rt-sig1", IFF_TUN | IFF_NO_PI, 1)?;
+    let mut child = Command::new("/bin/rtun").args(["block-read", n.path, "rt-sig1"]).spawn().map_err(|e| e.to_string())?;
+    let pid = child.id() as i32;
+    let t0 = Instant::now();
+    while tx_queues("rt-sig1") != 2 || !proc_sleeping(pid) {
+        check!(t0.elapsed() < Duration::from_secs(5), "the child did not block in its read");
+        thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: Our child.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let status = child.wait().map_err(|e| e.to_string())?;
+    use std::os::unix::process::ExitStatusExt;
+    check!(status.signal() == Some(libc::SIGKILL), "child: {status}");
+    check!(tx_queues("rt-sig1") == 1, "{} queues after the child died", tx_queues("rt-sig1"));
+    check!(mq[0].getiff().is_ok(), "the remaining queue");
+    Ok(())
+}
+
+/// Whether process `pid` sleeps (state S).
+fn proc_sleeping(pid: i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().next()) == Some("S")
+}
+
+fn iov(buf: &[u8]) -> libc::iovec {
+    libc::iovec { iov_base: buf.as_ptr() as *mut _, iov_len: buf.len() }
+}
+
+fn writev(fd: RawFd, iovs: &[libc::iovec]) -> Result<usize, i32> {
+    // SAFETY: Each iovec describes a buffer (or, on purpose, an unmapped
+    // address the kernel must refuse).
+    let r = unsafe { libc::writev(fd, iovs.as_ptr(), iovs.len() as i32) };
+    if r < 0 { Err(errno()) } else { Ok(r as usize) }
+}
+
+fn readv(fd: RawFd, iovs: &[libc::iovec]) -> Result<usize, i32> {
+    // SAFETY: As for `writev`; the buffers are writable.
+    let r = unsafe { libc::readv(fd, iovs.as_ptr(), iovs.len() as i32) };
+    if r < 0 { Err(errno()) } else { Ok(r as usize) }
+}
+
+/// `writev`/`readv` with many, zero-length and faulting iovecs, and
+/// `tun_pi` split across them.
+pub fn t_iovecs(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-iov0", IFF_TUN).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ptp_up("rt-iov0", "10.83.0.1", "10.83.0.2")?;
+    let data: Vec<u8> = (0..64).map(|i| b'a' + (i % 26) as u8).collect();
+    let req = pkt::ipv4([10, 83, 0, 2], [10, 83, 0, 1], pkt::IPPROTO_ICMP, &pkt::icmp_echo(8, 3, 1, &data));
+    let pi = [0u8, 0, 8, 0];
+    let empty: [u8; 0] = [];
+    // tun_pi in two pieces, an empty iovec, the header in two, then the
+    // rest one byte per iovec with empty ones between.
+    let mut iovs = vec![iov(&pi[..2]), iov(&empty), iov(&pi[2..]), iov(&req[..7]), iov(&req[7..20])];
+    for b in req[20..].chunks(1) {
+        iovs.push(iov(b));
+        iovs.push(iov(&empty));
+    }
+    check!(iovs.len() > 100, "{} iovecs", iovs.len());
+    let w = writev(t.fd(), &iovs).map_err(|e| format!("writev of {} iovecs: errno {e}", iovs.len()))?;
+    check!(w == 4 + req.len(), "writev returned {w}");
+    // The reply, read into pieces with tun_pi split.
+    let (mut a, mut b, mut c, mut d) = ([0u8; 1], [0u8; 3], [0u8; 10], vec![0u8; 2048]);
+    poll_fd(t.fd(), libc::POLLIN, Duration::from_secs(3)).map_err(|e| format!("poll: {e}"))?;
+    let r = readv(t.fd(), &[iov(&a), iov(&empty), iov(&b), iov(&c), iov(&d)]).map_err(|e| format!("readv: errno {e}"))?;
+    let mut whole = Vec::new();
+    for part in [&a[..], &b[..], &c[..], &d[..]] {
+        whole.extend_from_slice(part);
+    }
+    whole.truncate(r);
+    check!(whole[..4] == pi, "tun_pi {:02x?}", &whole[..4]);
+    let ok = pkt::parse_ipv4(&whole[4..])
+        .and_then(|ip| pkt::parse_icmp_echo(ip.payload))
+        .is_some_and(|(ty, id, seq, got)| ty == 0 && id == 3 && seq == 1 && got == &data[..]);
+    check!(ok, "the reply read through iovecs is not the echo reply");
+
+    // A faulting iovec in the middle of the packet: EFAULT, counted as a drop.
+    let d0 = stat("rt-iov0", "rx_dropped")?;
+    let bad = libc::iovec { iov_base: 16 as *mut _, iov_len: 8 };
+    expect_errno!(writev(t.fd(), &[iov(&pi), iov(&req[..20]), bad, iov(&req[20..])]), libc::EFAULT, "writev with a faulting iovec");
+    check!(stat("rt-iov0", "rx_dropped")? == d0 + 1, "rx_dropped +{}", stat("rt-iov0", "rx_dropped")? - d0);
+    // Faulting in tun_pi itself: EFAULT before any packet exists.
+    expect_errno!(writev(t.fd(), &[iov(&pi[..2]), bad, iov(&req)]), libc::EFAULT, "writev faulting in tun_pi");
+    check!(stat("rt-iov0", "rx_dropped")? == d0 + 1, "a fault in tun_pi counted as a drop");
+
+    // A faulting iovec on read: rust_tun answers EFAULT; tun.c ignores the
+    // fault and returns the length (a documented difference). Either way
+    // the packet is consumed and the next read gets the next packet.
+    for seq in [2, 3] {
+        let req = pkt::ipv4([10, 83, 0, 2], [10, 83, 0, 1], pkt::IPPROTO_ICMP, &pkt::icmp_echo(8, 3, seq, &data));
+        writev(t.fd(), &[iov(&pi), iov(&req)]).map_err(|e| format!("writev: errno {e}"))?;
+    }
+    thread::sleep(Duration::from_millis(200));
+    let r = readv(t.fd(), &[iov(&c), libc::iovec { iov_base: 16 as *mut _, iov_len: 200 }]);
+    if n.module == "rust_tun" {
+        expect_errno!(r, libc::EFAULT, "readv into a faulting iovec");
+    } else {
+        check!(r == Ok(4 + req.len()), "tun: readv into a faulting iovec: {r:?}");
+    }
+    a[0] = 0;
+    let got = t.read(&mut d).map_err(|e| format!("read: errno {e}"))?;
+    check!(pkt::parse_ipv4(&d[4..got]).and_then(|ip| pkt::parse_icmp_echo(ip.payload)).is_some_and(|e| e.2 == 3), "the read after the faulting one is not the next packet");
+    Ok(())
+}
+
+/// Short reads without tun_pi: the read returns the buffer's length (the
+/// start of the packet); the rest is gone; the next read is the next packet.
+pub fn t_short_read_no_pi(n: Node) -> TestResult {
+    let t = Tun::create_nonblock(n.path, "rt-sr0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ptp_up("rt-sr0", "10.84.0.1", "10.84.0.2")?;
+    udp_send_ports("10.84.0.2", 0..2)?;
+    let mut small = [0u8; 10];
+    check!(t.read(&mut small) == Ok(10), "short read");
+    check!(small[0] == 0x45 && small[9] == pkt::IPPROTO_UDP, "the start of the first packet: {small:02x?}");
+    let mut buf = [0u8; 2048];
+    let got = t.read(&mut buf).map_err(|e| format!("read: errno {e}"))?;
+    check!(pkt::udp_ports(&buf[..got]).is_some_and(|(_, d)| d == 9001), "the next read is not the second packet");
+    expect_errno!(t.read(&mut buf), libc::EAGAIN, "a third read");
+    Ok(())
+}
+
+/// pktgen transmitting into a TAP device while: rmmod is tried (refused,
+/// traffic goes on); the last file closes (the device goes, pktgen lets
+/// go of it); a persistent device is deleted with `ip link del`.
+pub fn t_remove_under_pktgen(n: Node) -> TestResult {
+    load("pktgen")?;
+    for how in ["close", "ip link del"] {
+        let t = Arc::new(Tun::create_nonblock(n.path, "rt-pgr0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?);
+        if how == "ip link del" {
+            ioctl_val(t.fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+        }
+        sh("ip link set rt-pgr0 up")?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let (t, stop) = (t.clone(), stop.clone());
+            thread::spawn(move || {
+                let mut buf = [0u8; 2048];
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    if t.read(&mut buf).is_ok() {
+                        n += 1;
+                    } else {
+                        thread::sleep(Duration::from_micros(200));
+                    }
+                }
+                n
+            })
+        };
+        stress::pktgen_setup("rt-pgr0", 0)?;
+        let run = thread::spawn(|| std::fs::write("/proc/net/pktgen/pgctrl", "start\n"));
+        let t0 = Instant::now();
+        while stat("rt-pgr0", "tx_packets")? < 100 {
+            check!(t0.elapsed() < Duration::from_secs(10), "pktgen did not get going");
+            thread::sleep(Duration::from_millis(10));
+        }
+        match hardening::delete_module(n.module) {
+            Err(e) if e == libc::EAGAIN || e == libc::EBUSY => {}
+            r => return Err(format!("rmmod {} while pktgen runs: {r:?}", n.module)),
+        }
+        let sent = stat("rt-pgr0", "tx_packets")?;
+        thread::sleep(Duration::from_millis(100));
+        check!(stat("rt-pgr0", "tx_packets")? > sent, "traffic stopped after the refused rmmod");
+        stop.store(true, Ordering::Relaxed);
+        let read = reader.join().map_err(|_| "reader panicked")?;
+        if how == "close" {
+            drop(t);
+        } else {
+            sh("ip link del rt-pgr0")?;
+        }
+        let t0 = Instant::now();
+        while !run.is_finished() {
+            check!(t0.elapsed() < Duration::from_secs(10), "{how}: pktgen did not stop");
+            thread::sleep(Duration::from_millis(20));
+        }
+        let _ = run.join();
+        check!(!link_exists("rt-pgr0"), "{how}: the device is still there");
+        println!("# {how} under pktgen: {read} packets read first");
+    }
+    let _ = std::fs::write("/proc/net/pktgen/kpktgend_0", "rem_device_all\n");
+    Ok(())
+}
+
+/// Carrier and operstate as `ip link` shows them: a device with a file
+/// attached has a carrier; `IFF_NO_CARRIER` has none; with no file left a
+/// persistent device has none.
+pub fn t_carrier_operstate(n: Node) -> TestResult {
+    let show = |name: &str| sh(&format!("ip link show {name}")).map(|o| o.replace('\n', " "));
+    let t = Tun::create(n.path, "rt-cs0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    sh("ip link set rt-cs0 up")?;
+    check!(sysfs("rt-cs0", "carrier") == "1" && wait_sysfs("rt-cs0", "operstate", "up"), "attached: carrier {}, operstate {}", sysfs("rt-cs0", "carrier"), sysfs("rt-cs0", "operstate"));
+    let o = show("rt-cs0")?;
+    check!(o.contains("LOWER_UP") && o.contains("state UP"), "ip link: {o}");
+    ioctl_val(t.fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+    drop(t);
+    check!(sysfs("rt-cs0", "carrier") == "0" && wait_sysfs("rt-cs0", "operstate", "down"), "no file: carrier {}, operstate {}", sysfs("rt-cs0", "carrier"), sysfs("rt-cs0", "operstate"));
+    let o = show("rt-cs0")?;
+    check!(o.contains("NO-CARRIER") && o.contains("state DOWN"), "ip link: {o}");
+    let t = Tun::create(n.path, "rt-cs0", IFF_TAP | IFF_NO_PI | IFF_NO_CARRIER).map_err(|e| format!("re-attach: {e}"))?;
+    check!(sysfs("rt-cs0", "carrier") == "0", "IFF_NO_CARRIER: carrier {}", sysfs("rt-cs0", "carrier"));
+    check!(show("rt-cs0")?.contains("NO-CARRIER"), "ip link: {}", show("rt-cs0")?);
+    ioctl_val(t.fd(), TUNSETPERSIST, 0).map_err(|e| format!("TUNSETPERSIST 0: {e}"))?;
+    Ok(())
+}
+
+/// MTU limits (68 up to 65535 less the link header) and MTU changes while
+/// packets flow both ways: nothing fails, and afterwards the stack
+/// fragments to the new MTU.
+pub fn t_mtu_under_traffic(n: Node) -> TestResult {
+    for (flags, name, max) in [(IFF_TUN, "rt-mtu0", 65535), (IFF_TAP, "rt-mtu1", 65535 - 14)] {
+        let _t = Tun::create(n.path, name, flags | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+        check!(sh(&format!("ip link set {name} mtu 67")).is_err(), "{name}: mtu 67 accepted");
+        sh(&format!("ip link set {name} mtu 68"))?;
+        sh(&format!("ip link set {name} mtu {max}"))?;
+        check!(sh(&format!("ip link set {name} mtu {}", max + 1)).is_err(), "{name}: mtu {} accepted", max + 1);
+        check!(sysfs(name, "mtu") == max.to_string(), "{name}: mtu {}", sysfs(name, "mtu"));
+    }
+    let t = Arc::new(Tun::create_nonblock(n.path, "rt-mtu2", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?);
+    ptp_up("rt-mtu2", "10.85.0.1", "10.85.0.2")?;
+    let _sink = std::net::UdpSocket::bind("10.85.0.1:7000").map_err(|e| e.to_string())?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..2)
+        .map(|w| {
+            let (t, stop) = (t.clone(), stop.clone());
+            thread::spawn(move || -> Result<u64, String> {
+                let s = std::net::UdpSocket::bind("0.0.0.0:0").map_err(|e| e.to_string())?;
+                let p = udp_pkt([10, 85, 0, 2], 5000, [10, 85, 0, 1], 7000);
+                let mut buf = vec![0u8; 70000];
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    if w == 0 {
+                        t.write(&p).map_err(|e| format!("write: errno {e}"))?;
+                        s.send_to(&[7u8; 1400], "10.85.0.2:9").map_err(|e| format!("send: {e}"))?;
+                    } else {
+                        match t.read(&mut buf) {
+                            Ok(_) | Err(libc::EAGAIN) => {}
+                            Err(e) => return Err(format!("read: errno {e}")),
+                        }
+                    }
+                    n += 1;
+                }
+                Ok(n)
+            })
+        })
+        .collect();
+    for mtu in [576, 1280, 9000, 68, 1500, 65535, 1280].iter().cycle().take(28) {
+        sh(&format!("ip link set rt-mtu2 mtu {mtu}"))?;
+        thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for w in workers {
+        w.join().map_err(|_| "worker panicked")??;
+    }
+    // MTU 1280 now: a 1400-byte datagram leaves in fragments that fit.
+    drain_ports(&t);
+    std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| s.send_to(&[7u8; 1400], "10.85.0.2:9"))
+        .map_err(|e| e.to_string())?;
+    thread::sleep(Duration::from_millis(100));
+    let mut buf = vec![0u8; 70000];
+    let mut sizes = Vec::new();
+    while let Ok(n) = t.read(&mut buf) {
+        sizes.push(n);
+    }
+    check!(sizes.len() == 2 && sizes.iter().all(|&s| s <= 1280), "fragments {sizes:?} at MTU 1280");
+    Ok(())
+}
+
+/// IPv6 through a TUN device without tun_pi (the version nibble says what
+/// the packet is): an ICMPv6 echo request is answered.
+pub fn t_ipv6_tun_no_pi(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-v6", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    write_file("/proc/sys/net/ipv6/conf/rt-v6/accept_dad", "0")?;
+    write_file("/proc/sys/net/ipv6/conf/rt-v6/disable_ipv6", "0")?;
+    sh("ip -6 addr add fd00:86::1/64 dev rt-v6 && ip link set rt-v6 up")?;
+    let (me, peer) = ([0xfd, 0, 0, 0x86, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], [0xfd, 0, 0, 0x86, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+    let req = pkt::ipv6(peer, me, pkt::IPPROTO_ICMPV6, &pkt::icmpv6_echo(peer, me, 128, 0x66, 1, b"six"));
+    check!(t.write(&req) == Ok(req.len()), "write of an IPv6 packet");
+    read_until(&t, Duration::from_secs(3), |p| {
+        pkt::parse_ipv6(p).is_some_and(|(src, dst, nh, m)| {
+            src == me && dst == peer && nh == pkt::IPPROTO_ICMPV6 && m.len() >= 8 && m[0] == 129 && m[4..6] == [0, 0x66]
+        })
+    })?;
+    Ok(())
+}
+
+/// `PACKET_AUXDATA`, and its cmsg's VLAN fields.
+const PACKET_AUXDATA: i32 = 8;
+const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
+
+/// VLAN-tagged frames through a TAP device: written ones reach the stack
+/// with their tag (an AF_PACKET socket sees it in its auxdata); ones the
+/// stack sends come out tagged.
+pub fn t_vlan_on_tap(n: Node) -> TestResult {
+    let t = Tun::create_nonblock(n.path, "rt-vl0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    sh("ip link set rt-vl0 up")?;
+    let s = hardening::packet_socket("rt-vl0")?;
+    hardening::setsockopt_int(s.0, libc::SOL_PACKET, PACKET_AUXDATA, 1)?;
+    let mac = sysfs("rt-vl0", "address");
+    let dev: Vec<u8> = mac.split(':').filter_map(|h| u8::from_str_radix(h, 16).ok()).collect();
+    let dev: [u8; 6] = dev.try_into().map_err(|_| format!("address {mac}"))?;
+    let frame = pkt::eth_vlan(dev, [2, 0, 0, 0, 0, 0x42], 100, pkt::ETH_P_IP, &[0x45; 40]);
+    check!(t.write(&frame) == Ok(frame.len()), "write of a tagged frame");
+    // The packet socket's copy: untagged data, the tag in the auxdata.
+    let mut data = [0u8; 2048];
+    let mut control = [0u64; 64];
+    let mut iv = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: data.len() };
+    // SAFETY: Zeroed, then pointed at our buffers.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iv;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control);
+    poll_fd(s.0, libc::POLLIN, Duration::from_secs(3)).map_err(|e| format!("poll: {e}"))?;
+    // SAFETY: Valid msghdr.
+    let r = unsafe { libc::recvmsg(s.0, &mut msg, libc::MSG_DONTWAIT) };
+    check!(r > 0, "AF_PACKET recvmsg: errno {}", errno());
+    let mut vlan = None;
+    // SAFETY: Walking the control messages recvmsg filled in.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == PACKET_AUXDATA {
+                let aux = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::tpacket_auxdata>());
+                if aux.tp_status & TP_STATUS_VLAN_VALID != 0 {
+                    vlan = Some(aux.tp_vlan_tci & 0xfff);
+                }
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    check!(vlan == Some(100), "VLAN of the received frame: {vlan:?}");
+    check!(data[12..14] == [0x08, 0x00], "received frame's ethertype {:02x?}", &data[12..14]);
+    // The other way: a tagged frame from the stack reaches the reader tagged.
+    let out = pkt::eth_vlan([2, 0, 0, 0, 0, 0x42], dev, 200, pkt::ETH_P_IP, &[0x45; 40]);
+    // SAFETY: Valid buffer.
+    let r = unsafe { libc::send(s.0, out.as_ptr().cast(), out.len(), 0) };
+    check!(r == out.len() as isize, "AF_PACKET send: errno {}", errno());
+    let mut buf = [0u8; 2048];
+    let got = t.read_timeout(&mut buf, Duration::from_secs(3)).map_err(|e| format!("read: {e}"))?;
+    check!(buf[..got] == out[..], "the frame read is not the tagged frame sent");
+    Ok(())
+}
+
+/// File descriptors passed over a unix socket and inherited across fork
+/// and exec: the other process reads and writes the same queue, the
+/// device stays while any copy is open, and goes with the last one.
+pub fn t_fd_passing_fork(n: Node) -> TestResult {
+    use std::os::unix::net::UnixListener;
+    let path = "/tmp/rtun-fd.sock";
+    let _ = std::fs::remove_file(path);
+    let listener = UnixListener::bind(path).map_err(|e| e.to_string())?;
+    for how in ["scm_rights", "inherit"] {
+        let t = Tun::create(n.path, "rt-fd0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+        ptp_up("rt-fd0", "10.87.0.1", "10.87.0.2")?;
+        let child = if how == "scm_rights" {
+            let child = Command::new("/bin/rtun").args(["fd-client", "recv", path]).spawn().map_err(|e| e.to_string())?;
+            let (conn, _) = listener.accept().map_err(|e| e.to_string())?;
+            send_fd(conn.as_raw_fd(), t.fd())?;
+            child
+        } else {
+            // SAFETY: Clearing FD_CLOEXEC on our fd, so the child inherits it.
+            unsafe { libc::fcntl(t.fd(), libc::F_SETFD, 0) };
+            Command::new("/bin/rtun").args(["fd-client", "fd", &t.fd().to_string()]).spawn().map_err(|e| e.to_string())?
+        };
+        // Our copy closes; the child's keeps the device.
+        drop(t);
+        check!(link_exists("rt-fd0"), "{how}: the device went with our copy of the fd");
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        check!(out.status.success(), "{how}: the child failed: {}", out.status);
+        let t0 = Instant::now();
+        while link_exists("rt-fd0") {
+            check!(t0.elapsed() < Duration::from_secs(3), "{how}: the device outlived the last fd");
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let _ = std::fs::remove_file(path);
+    Ok(())
+}
+
+/// Sends `fd` over the unix socket `sock` (SCM_RIGHTS).
+fn send_fd(sock: RawFd, fd: RawFd) -> TestResult {
+    let byte = [0u8; 1];
+    let mut iv = iov(&byte);
+    let mut control = [0u64; 4];
+    // SAFETY: Zeroed, filled in; one cmsg carrying one fd.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iv;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(4) as usize;
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        (*c).cmsg_level = libc::SOL_SOCKET;
+        (*c).cmsg_type = libc::SCM_RIGHTS;
+        (*c).cmsg_len = libc::CMSG_LEN(4) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<i32>(), fd);
+        check!(libc::sendmsg(sock, &msg, 0) == 1, "sendmsg: errno {}", errno());
+    }
+    Ok(())
+}
+
+/// Receives one fd over the unix socket `sock`.
+fn recv_fd(sock: RawFd) -> Result<RawFd, String> {
+    let mut byte = [0u8; 1];
+    let mut iv = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+    let mut control = [0u64; 4];
+    // SAFETY: Zeroed, filled in; reading back one fd.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iv;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control);
+        check!(libc::recvmsg(sock, &mut msg, 0) == 1, "recvmsg: errno {}", errno());
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        check!(!c.is_null() && (*c).cmsg_type == libc::SCM_RIGHTS, "no SCM_RIGHTS");
+        Ok(std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<i32>()))
+    }
+}
+
+/// `rtun fd-client recv SOCKET | fd N`: gets an attached queue fd (over
+/// the unix socket, or inherited as fd N), checks TUNGETIFF names rt-fd0,
+/// and round-trips an ICMP echo through it.
+pub fn fd_client(how: &str, arg: &str) -> Result<String, String> {
+    let fd = if how == "recv" {
+        let s = std::os::unix::net::UnixStream::connect(arg).map_err(|e| e.to_string())?;
+        recv_fd(s.as_raw_fd())?
+    } else {
+        arg.parse().map_err(|_| format!("bad fd {arg}"))?
+    };
+    let mut ifr = IfReq::new("", 0);
+    ioctl_ptr(fd, TUNGETIFF, &mut ifr).map_err(|e| format!("TUNGETIFF: errno {e}"))?;
+    check!(ifr.name() == "rt-fd0", "TUNGETIFF: {}", ifr.name());
+    let req = pkt::ipv4([10, 87, 0, 2], [10, 87, 0, 1], pkt::IPPROTO_ICMP, &pkt::icmp_echo(8, 0x87, 1, b"fd"));
+    check!(fd_write(fd, &req) == Ok(req.len()), "write");
+    let mut buf = [0u8; 2048];
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        if poll_fd(fd, libc::POLLIN, Duration::from_millis(200)).is_ok_and(|e| e & libc::POLLIN != 0) {
+            let n = fd_read(fd, &mut buf).map_err(|e| format!("read: errno {e}"))?;
+            if pkt::parse_ipv4(&buf[..n]).and_then(|ip| pkt::parse_icmp_echo(ip.payload)).is_some_and(|e| e.0 == 0 && e.1 == 0x87) {
+                return Ok(format!("fd {fd} ({how}): echo answered"));
+            }
+        }
+    }
+    Err("no echo reply".into())
+}
+
+/// `rtun block-read NODE NAME`: attaches a queue of multi-queue TUN device
+/// NAME and blocks in a read (to be killed).
+pub fn block_read(node: &str, name: &str) -> Result<String, String> {
+    let t = Tun::create(node, name, IFF_TUN | IFF_NO_PI | IFF_MULTI_QUEUE).map_err(|e| format!("TUNSETIFF: errno {e}"))?;
+    let mut buf = [0u8; 2048];
+    let r = t.read(&mut buf);
+    Err(format!("the read returned: {r:?}"))
+}
