@@ -9,9 +9,9 @@
 //! re-arms only while entries remain.
 //!
 //! Deliberate difference from tun.c: the 4096 entries are allocated in one
-//! pool when the device's first flow is created (flows exist only on
-//! devices with two queues or more; an idle device pays for the bucket
-//! heads only), instead of `kmalloc(GFP_ATOMIC)` per flow and `kfree_rcu`
+//! pool, with the buckets, when the device's first flow is created (flows
+//! exist only on devices with two queues or more; an idle device pays for a
+//! pointer), instead of `kmalloc(GFP_ATOMIC)` per flow and `kfree_rcu`
 //! per deletion. The data
 //! path never allocates, a full table is the only reason a flow is not
 //! created, and a deleted entry is reused only after an RCU grace period
@@ -125,9 +125,10 @@ pub(crate) struct FlowInfo {
     pub(crate) age_ms: u64,
 }
 
-/// The entries of a table, allocated when first needed.
+/// The buckets and entries of a table, allocated when first needed.
 #[pin_data]
 struct FlowPool {
+    heads: [AtomicU16; TUN_NUM_FLOW_ENTRIES],
     entries: KVVec<FlowEntry>,
     #[pin]
     alloc: SpinLockBh<FlowAlloc>,
@@ -145,6 +146,7 @@ impl FlowPool {
             _ => Err(kernel::alloc::AllocError),
         };
         try_pin_init!(Self {
+            heads: [const { AtomicU16::new(NIL) }; TUN_NUM_FLOW_ENTRIES],
             entries: { filled?; entries? },
             alloc <- new_spinlock_bh!(
                 FlowAlloc {
@@ -171,7 +173,6 @@ pub(crate) struct FlowTable {
     /// goes (`PinnedDrop`), before anything its callback walks.
     #[pin]
     gc_timer: Timer<FlowTable>,
-    heads: [AtomicU16; TUN_NUM_FLOW_ENTRIES],
     pool: OncePin<FlowPool>,
     /// `ageing_time`, in jiffies.
     ageing_time: AtomicU64,
@@ -192,7 +193,6 @@ impl FlowTable {
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
             gc_timer <- Timer::new(),
-            heads: [const { AtomicU16::new(NIL) }; TUN_NUM_FLOW_ENTRIES],
             pool: OncePin::new(),
             ageing_time: AtomicU64::new(TUN_FLOW_EXPIRE),
         })
@@ -225,7 +225,7 @@ impl FlowTable {
     /// freed and are reused only a grace period after deletion, so any
     /// caller inside an RCU section or holding the lock sees whole chains.
     fn find_idx(&self, pool: &FlowPool, rxhash: u32) -> Option<u16> {
-        let mut idx = self.heads[tun_hashfn(rxhash)].load(Ordering::Acquire);
+        let mut idx = pool.heads[tun_hashfn(rxhash)].load(Ordering::Acquire);
         while idx != NIL {
             let e = pool.entry(idx);
             if e.rxhash.load(Ordering::Relaxed) == rxhash {
@@ -244,7 +244,7 @@ impl FlowTable {
             return;
         };
         let e = pool.entry(idx);
-        let head = &self.heads[tun_hashfn(rxhash)];
+        let head = &pool.heads[tun_hashfn(rxhash)];
         e.updated.store(sys::jiffies(), Ordering::Relaxed);
         e.rxhash.store(rxhash, Ordering::Relaxed);
         e.rps_rxhash.store(0, Ordering::Relaxed);
@@ -265,7 +265,7 @@ impl FlowTable {
         alloc: &mut FlowAlloc,
         mut doomed: impl FnMut(&FlowEntry) -> bool,
     ) {
-        for head in &self.heads {
+        for head in &pool.heads {
             let mut prev: Option<u16> = None;
             let mut idx = head.load(Ordering::Relaxed);
             while idx != NIL {
@@ -373,7 +373,7 @@ impl FlowTable {
         // Writers refresh `updated` without the lock, so an entry may be
         // newer than `now`: `age_ms` says 0 for those.
         let now = sys::jiffies();
-        for head in &self.heads {
+        for head in &pool.heads {
             let mut idx = head.load(Ordering::Relaxed);
             while idx != NIL {
                 let e = pool.entry(idx);

@@ -173,10 +173,11 @@ pub(crate) struct Tun {
     tfiles: [RcuArc<TunFile>; MAX_TAP_QUEUES],
     /// Number of attached queues; written under rtnl.
     numqueues: AtomicU32,
-    /// Files detached with `TUNSETQUEUE` (tun.c's `tun->disabled` list).
-    /// Only rtnl holders look at it (the data path never does), so taking
-    /// a file off it needs no grace period.
-    disabled: RtnlLocked<Disabled>,
+    /// Files detached with `TUNSETQUEUE` (tun.c's `tun->disabled` list),
+    /// linked through `TunFile::next_disabled`. Only rtnl holders look at
+    /// it (the data path never does), so taking a file off it needs no
+    /// grace period.
+    disabled: RtnlLocked<Option<Arc<TunFile>>>,
     /// Number of detached files (written under rtnl, read by debugfs).
     numdisabled: AtomicU32,
     /// `tun->owner`, a kuid, or `INVALID_ID`.
@@ -200,10 +201,7 @@ impl Tun {
             flags: AtomicU32::new(flags),
             tfiles: [const { RcuArc::null() }; MAX_TAP_QUEUES],
             numqueues: AtomicU32::new(0),
-            disabled: RtnlLocked::new(Disabled {
-                files: [const { None }; MAX_TAP_QUEUES],
-                n: 0,
-            }),
+            disabled: RtnlLocked::new(None),
             numdisabled: AtomicU32::new(0),
             owner: AtomicU32::new(INVALID_ID),
             group: AtomicU32::new(INVALID_ID),
@@ -231,16 +229,20 @@ impl Tun {
     }
 }
 
-/// The detached files of a device, `files[..n]`.
-struct Disabled {
-    files: [Option<Arc<TunFile>>; MAX_TAP_QUEUES],
-    n: usize,
-}
-
-impl Disabled {
-    fn iter(&self) -> impl Iterator<Item = &Arc<TunFile>> {
-        self.files[..self.n].iter().flatten()
+/// The detached files of `tun`, in list order (a snapshot: each file is a
+/// new reference).
+fn disabled_files(tun: &Tun, rtnl: &Rtnl<'_>) -> KVec<Arc<TunFile>> {
+    let mut out = KVec::new();
+    let mut cur = tun.disabled.get(rtnl).clone();
+    while let Some(f) = cur {
+        cur = f.next_disabled.get(rtnl).clone();
+        // At most `MAX_TAP_QUEUES` files; if memory is that short, the
+        // caller sees fewer.
+        if out.push(f, GFP_KERNEL).is_err() {
+            break;
+        }
     }
+    out
 }
 
 /// `struct tun_file`: the state of one open file, that is one queue.
@@ -263,6 +265,8 @@ pub(crate) struct TunFile {
     shutdown: AtomicBool,
     /// The opener's network namespace (tun.c: the socket's).
     net: NetNs,
+    /// The next file on the device's disabled list (tun.c: `tfile->next`).
+    next_disabled: RtnlLocked<Option<Arc<TunFile>>>,
 }
 
 /// A `struct ifreq` as copied from and to user space.
@@ -309,30 +313,37 @@ fn tun_ring_resize(tun: &Tun, tfile: &TunFile, len: u32) -> Result {
 /// Nobody reads that list without rtnl, so no grace period is needed
 /// (tun.c: `list_del_init`).
 fn tun_enable_queue(tun: &Tun, tfile: &TunFile, rtnl: &mut Rtnl<'_>) {
-    let disabled = tun.disabled.get_mut(rtnl);
-    let n = disabled.n;
-    let Some(i) = disabled.files[..n]
-        .iter()
-        .position(|f| f.as_deref().is_some_and(|f| core::ptr::eq(f, tfile)))
-    else {
-        return;
+    let is_me = |f: &Option<Arc<TunFile>>| f.as_deref().is_some_and(|f| core::ptr::eq(f, tfile));
+    let me = if is_me(tun.disabled.get(rtnl)) {
+        let me = tun.disabled.get_mut(rtnl).take();
+        *tun.disabled.get_mut(rtnl) = tfile.next_disabled.get_mut(rtnl).take();
+        me
+    } else {
+        // Walk to the file before ours (`list_del_init`).
+        let mut cur = tun.disabled.get(rtnl).clone();
+        loop {
+            let Some(prev) = cur else {
+                return;
+            };
+            if is_me(prev.next_disabled.get(rtnl)) {
+                let me = prev.next_disabled.get_mut(rtnl).take();
+                *prev.next_disabled.get_mut(rtnl) = tfile.next_disabled.get_mut(rtnl).take();
+                break me;
+            }
+            cur = prev.next_disabled.get(rtnl).clone();
+        }
     };
-    disabled.files.swap(i, n - 1);
-    let me = disabled.files[n - 1].take();
-    disabled.n = n - 1;
-    tun.numdisabled.store(disabled.n as u32, Ordering::Relaxed);
+    tun.numdisabled.fetch_sub(1, Ordering::Relaxed);
     tfile.detached.set(None, rtnl);
     drop(me);
 }
 
 /// `tun_disable_queue()`: puts `tfile` on the device's disabled list.
 fn tun_disable_queue(tun: &Tun, tfile: Arc<TunFile>, rtnl: &mut Rtnl<'_>) {
-    let disabled = tun.disabled.get_mut(rtnl);
-    // Attached plus disabled files never exceed `MAX_TAP_QUEUES`
-    // (`tun_attach` checks), so there is a slot.
-    disabled.files[disabled.n] = Some(tfile);
-    disabled.n += 1;
-    tun.numdisabled.store(disabled.n as u32, Ordering::Relaxed);
+    let head = tun.disabled.get_mut(rtnl).take();
+    *tfile.next_disabled.get_mut(rtnl) = head;
+    *tun.disabled.get_mut(rtnl) = Some(tfile);
+    tun.numdisabled.fetch_add(1, Ordering::Relaxed);
 }
 
 /// `tun_attach()`: makes `tfile` queue `numqueues` of `dev`.
@@ -471,7 +482,8 @@ pub(crate) fn tun_net_uninit<'g>(dev: &'g NetDevice, rtnl: &mut Rtnl<'g>) {
             shut(tfile, rtnl);
         }
     }
-    for tfile in tun.disabled.get(rtnl).iter() {
+    let disabled = disabled_files(tun, rtnl);
+    for tfile in disabled.iter() {
         shut(tfile, rtnl);
     }
     tun.numqueues.store(0, Ordering::Release);
@@ -484,14 +496,14 @@ pub(crate) fn tun_net_uninit<'g>(dev: &'g NetDevice, rtnl: &mut Rtnl<'g>) {
     }
     // One `synchronize_net()` for every queue, as tun.c.
     batch.finish(|tfile| inc(&tun.stats.tx_dropped, tfile.ring.purge()));
-    // Disabled files were out of the transmitters' reach already.
-    let disabled = tun.disabled.get_mut(rtnl);
-    for slot in &mut disabled.files[..disabled.n] {
-        if let Some(tfile) = slot.take() {
-            inc(&tun.stats.tx_dropped, tfile.ring.purge());
-        }
+    // Disabled files were out of the transmitters' reach already; the list
+    // comes apart one link at a time (no recursive drop of the chain).
+    let mut cur = tun.disabled.get_mut(rtnl).take();
+    while let Some(tfile) = cur {
+        cur = tfile.next_disabled.get_mut(rtnl).take();
+        inc(&tun.stats.tx_dropped, tfile.ring.purge());
     }
-    disabled.n = 0;
+    drop(disabled);
     // `tun_flow_flush()`: no queue is left to steer to.
     tun.flows.flush();
     if tun.flags() & IFF_PERSIST != 0 {
@@ -508,7 +520,7 @@ fn tun_queue_resize(dev: &NetDevice, rtnl: &Rtnl<'_>) -> Result {
             tun_ring_resize(tun, tfile, dev.tx_queue_len())?;
         }
     }
-    for tfile in tun.disabled.get(rtnl).iter() {
+    for tfile in disabled_files(tun, rtnl).iter() {
         tun_ring_resize(tun, tfile, dev.tx_queue_len())?;
     }
     Ok(())
@@ -671,6 +683,7 @@ pub(crate) fn tun_chr_open() -> Result<Arc<TunFile>> {
             queue_index: AtomicU16::new(0),
             shutdown: AtomicBool::new(false),
             net: NetNs::current(),
+            next_disabled: RtnlLocked::new(None),
         }),
         GFP_KERNEL,
     )
@@ -840,7 +853,9 @@ fn tun_get_user(dev: &NetDevice, tfile: &TunFile, from: &mut IovIter) -> Result<
         if u32::from(queue_index) < tun.numqueues.load(Ordering::Acquire) {
             skb.record_rx_queue(queue_index);
         }
-        skb.netif_rx();
+        // `tun_rx_batched()` without batching (tun.c's default): straight
+        // into the stack, with bottom halves off.
+        skb.netif_receive_skb(&sys::BhDisabled::new());
     }
     inc(&tun.stats.rx_packets, 1);
     inc(&tun.stats.rx_bytes, len as u64);

@@ -130,8 +130,7 @@ impl SkBuff {
             bindings::skb_put(p.as_ptr(), linear as c_uint);
             let frags = (len - linear) as u32;
             skb.write_field::<u32>(bindings::RTUN_SKB_DATA_LEN, frags);
-            let l: u32 = skb.field(bindings::RTUN_SKB_LEN);
-            skb.write_field::<u32>(bindings::RTUN_SKB_LEN, l + frags);
+            skb.write_field::<u32>(bindings::RTUN_SKB_LEN, len as u32);
         }
         Ok(Unfilled(skb))
     }
@@ -244,11 +243,12 @@ impl SkBuff {
         true
     }
 
-    /// `netif_rx()`: hands the packet to the stack.
-    pub(crate) fn netif_rx(self) {
+    /// `netif_receive_skb()`: hands the packet to the stack, now, in this
+    /// context (bottom halves off, as the receive path needs).
+    pub(crate) fn netif_receive_skb(self, _bh: &BhDisabled) {
         let p = core::mem::ManuallyDrop::new(self).0;
-        // SAFETY: We own the skb and give it away.
-        unsafe { bindings::netif_rx(p.as_ptr()) };
+        // SAFETY: We own the skb and give it away; bottom halves are off.
+        unsafe { bindings::netif_receive_skb(p.as_ptr()) };
     }
 
     /// `consume_skb()`: frees a packet that was delivered (not a drop).

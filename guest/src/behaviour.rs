@@ -258,7 +258,7 @@ pub fn t_iovecs(n: Node) -> TestResult {
     let w = writev(t.fd(), &iovs).map_err(|e| format!("writev of {} iovecs: errno {e}", iovs.len()))?;
     check!(w == 4 + req.len(), "writev returned {w}");
     // The reply, read into pieces with tun_pi split.
-    let (mut a, mut b, mut c, mut d) = ([0u8; 1], [0u8; 3], [0u8; 10], vec![0u8; 2048]);
+    let (mut a, b, c, mut d) = ([0u8; 1], [0u8; 3], [0u8; 10], vec![0u8; 2048]);
     poll_fd(t.fd(), libc::POLLIN, Duration::from_secs(3)).map_err(|e| format!("poll: {e}"))?;
     let r = readv(t.fd(), &[iov(&a), iov(&empty), iov(&b), iov(&c), iov(&d)]).map_err(|e| format!("readv: errno {e}"))?;
     let mut whole = Vec::new();
@@ -379,20 +379,22 @@ pub fn t_remove_under_pktgen(n: Node) -> TestResult {
 }
 
 /// Carrier and operstate as `ip link` shows them: a device with a file
-/// attached has a carrier; `IFF_NO_CARRIER` has none; with no file left a
-/// persistent device has none.
+/// attached has a carrier (brought up with it, its operstate stays
+/// "unknown": no carrier event since); `IFF_NO_CARRIER` has none; with no
+/// file left a persistent device has none, and says so.
 pub fn t_carrier_operstate(n: Node) -> TestResult {
     let show = |name: &str| sh(&format!("ip link show {name}")).map(|o| o.replace('\n', " "));
     let t = Tun::create(n.path, "rt-cs0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
     sh("ip link set rt-cs0 up")?;
-    check!(sysfs("rt-cs0", "carrier") == "1" && wait_sysfs("rt-cs0", "operstate", "up"), "attached: carrier {}, operstate {}", sysfs("rt-cs0", "carrier"), sysfs("rt-cs0", "operstate"));
+    check!(sysfs("rt-cs0", "carrier") == "1" && sysfs("rt-cs0", "operstate") == "unknown", "attached: carrier {}, operstate {}", sysfs("rt-cs0", "carrier"), sysfs("rt-cs0", "operstate"));
     let o = show("rt-cs0")?;
-    check!(o.contains("LOWER_UP") && o.contains("state UP"), "ip link: {o}");
+    // (busybox's `ip` prints the flags, not the operstate.)
+    check!(o.contains("LOWER_UP") && !o.contains("NO-CARRIER"), "ip link: {o}");
     ioctl_val(t.fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
     drop(t);
     check!(sysfs("rt-cs0", "carrier") == "0" && wait_sysfs("rt-cs0", "operstate", "down"), "no file: carrier {}, operstate {}", sysfs("rt-cs0", "carrier"), sysfs("rt-cs0", "operstate"));
     let o = show("rt-cs0")?;
-    check!(o.contains("NO-CARRIER") && o.contains("state DOWN"), "ip link: {o}");
+    check!(o.contains("NO-CARRIER") && !o.contains("LOWER_UP"), "ip link: {o}");
     let t = Tun::create(n.path, "rt-cs0", IFF_TAP | IFF_NO_PI | IFF_NO_CARRIER).map_err(|e| format!("re-attach: {e}"))?;
     check!(sysfs("rt-cs0", "carrier") == "0", "IFF_NO_CARRIER: carrier {}", sysfs("rt-cs0", "carrier"));
     check!(show("rt-cs0")?.contains("NO-CARRIER"), "ip link: {}", show("rt-cs0")?);

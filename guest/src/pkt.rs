@@ -179,8 +179,6 @@ pub fn parse_arp(a: &[u8]) -> Option<(u16, [u8; 6], [u8; 4], [u8; 6], [u8; 4])> 
     ))
 }
 
-/// EtherType of IPv6.
-pub const ETH_P_IPV6: u16 = 0x86dd;
 /// EtherType of an 802.1Q VLAN tag.
 pub const ETH_P_8021Q: u16 = 0x8100;
 /// IPv6 next header of ICMPv6.
