@@ -1158,6 +1158,14 @@ pub(crate) fn tun_show_stats(dev: &NetDevice, t: &mut TextBuf) -> core::fmt::Res
             "none"
         }
     )?;
+    // The driver's own counters (the device's statistics add the core's).
+    let s = &tun.stats;
+    writeln!(t, "rx_packets {}", get(&s.rx_packets))?;
+    writeln!(t, "rx_bytes {}", get(&s.rx_bytes))?;
+    writeln!(t, "rx_dropped {}", get(&s.rx_dropped))?;
+    writeln!(t, "tx_packets {}", get(&s.tx_packets))?;
+    writeln!(t, "tx_bytes {}", get(&s.tx_bytes))?;
+    writeln!(t, "tx_dropped {}", get(&s.tx_dropped))?;
     writeln!(t, "rps_hashes {}", get(&tun.stats.rps_hashes))?;
     writeln!(t, "rfs_records {}", get(&tun.stats.rfs_records))
 }

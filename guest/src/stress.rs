@@ -180,11 +180,80 @@ pub fn read_file_checked(path: &str, chunk: usize) -> Result<usize, String> {
     }
 }
 
+/// What the stress threads did, counted per outcome.
+#[derive(Default, Debug)]
+struct Tally {
+    reads: u64,
+    read_bytes: u64,
+    reads_empty: u64,
+    writes: u64,
+    write_bytes: u64,
+    writes_down: u64,
+    ops: u64,
+}
+
+impl Tally {
+    fn add(&mut self, o: &Tally) {
+        self.reads += o.reads;
+        self.read_bytes += o.read_bytes;
+        self.reads_empty += o.reads_empty;
+        self.writes += o.writes;
+        self.write_bytes += o.write_bytes;
+        self.writes_down += o.writes_down;
+        self.ops += o.ops;
+    }
+
+    /// One read's outcome: a packet, or an empty queue. Anything else is a
+    /// failure of the run.
+    fn read(&mut self, r: Result<usize, i32>, what: &str) -> Result<(), String> {
+        match r {
+            Ok(n) => {
+                self.reads += 1;
+                self.read_bytes += n as u64;
+            }
+            Err(libc::EAGAIN) => self.reads_empty += 1,
+            Err(e) => return Err(format!("{what}: read: unexpected errno {e}")),
+        }
+        self.ops += 1;
+        Ok(())
+    }
+
+    /// One write's outcome: taken, or refused because the device is down.
+    fn write(&mut self, r: Result<usize, i32>, len: usize, what: &str) -> Result<(), String> {
+        match r {
+            Ok(n) if n == len => {
+                self.writes += 1;
+                self.write_bytes += len as u64;
+            }
+            Ok(n) => return Err(format!("{what}: write of {len} returned {n}")),
+            Err(libc::EIO) => self.writes_down += 1,
+            Err(e) => return Err(format!("{what}: write: unexpected errno {e}")),
+        }
+        self.ops += 1;
+        Ok(())
+    }
+}
+
+/// A `u64` line of `<debugfs>/rust_tun/DEV/stats`.
+fn driver_stat(dev: &str, key: &str) -> Result<u64, String> {
+    let path = format!("/sys/kernel/debug/rust_tun/{dev}/stats");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(key).and_then(|v| v.strip_prefix(' ')))
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("no {key} in {path}"))
+}
+
 /// The stress run: pktgen into a 4-queue TAP device while readers and
 /// writers work every queue, a queue is detached and re-attached, the
 /// device goes down and up, both RPS/RFS knobs flip, extra queues are
-/// opened and closed mid-transfer, and rmmod is attempted. At the end
-/// every packet pktgen handed to the driver is read or counted as dropped.
+/// opened and closed mid-transfer, rmmod is attempted, and every file the
+/// module creates is read. Every operation's outcome is counted; an
+/// outcome that cannot happen fails the run. At the end the counts
+/// balance exactly: every packet pktgen handed to the driver was read or
+/// counted as dropped, every packet read is one the driver counted as
+/// sent to user space, every write it took is one it counted as received,
+/// every write refused for a down device one it counted as dropped.
 pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     const DEV: &str = "rt-st0";
     let q: Vec<Arc<Tun>> = (0..4)
@@ -198,9 +267,8 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     set_up(DEV, true).map_err(|e| format!("up: {e}"))?;
     let deadline = Instant::now() + Duration::from_secs(secs);
     let stop = Arc::new(AtomicBool::new(false));
-    let ops = Arc::new(AtomicU64::new(0));
     let sent = Arc::new(AtomicU64::new(0));
-    let mut threads = Vec::new();
+    let mut threads: Vec<thread::JoinHandle<Result<Tally, String>>> = Vec::new();
 
     // pktgen, restarted whenever a down device ends its run.
     pktgen_setup(DEV, 3)?;
@@ -219,11 +287,11 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     };
     // Every file the module creates, read in a loop throughout (micro_bench,
     // which runs for seconds with bottom halves off, once in a while).
-    let file_reads = Arc::new(AtomicU64::new(0));
-    let files = {
-        let (stop, reads) = (stop.clone(), file_reads.clone());
+    {
+        let stop = stop.clone();
         let mut rng = Rng::new(seed ^ 0xf11e);
-        thread::spawn(move || -> Result<(), String> {
+        threads.push(thread::spawn(move || {
+            let mut t = Tally::default();
             let mut pass = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 for path in module_files(&[DEV]) {
@@ -232,21 +300,22 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
                     }
                     let chunk = [1, 7, 64, 4096][rng.below(4) as usize];
                     read_file_checked(&path, chunk)?;
-                    reads.fetch_add(1, Ordering::Relaxed);
+                    t.ops += 1;
                 }
                 pass += 1;
             }
-            Ok(())
-        })
-    };
+            Ok(t)
+        }));
+    }
     // Readers and writers on every queue.
     for (i, t) in q.iter().enumerate() {
-        let (t, stop, ops) = (t.clone(), stop.clone(), ops.clone());
+        let (t, stop) = (t.clone(), stop.clone());
         let mut rng = Rng::new(seed ^ (i as u64 + 1));
         threads.push(thread::spawn(move || {
+            let mut tally = Tally::default();
             let mut buf = vec![0u8; 2048];
             while !stop.load(Ordering::Relaxed) {
-                let _ = t.read(&mut buf);
+                tally.read(t.read(&mut buf), &format!("queue {i}"))?;
                 let len = 14 + rng.below(1500) as usize;
                 let mut frame = vec![0u8; len];
                 for b in frame.iter_mut() {
@@ -254,75 +323,75 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
                 }
                 frame[12] = 0x08;
                 frame[13] = 0x00;
-                let _ = t.write(&frame);
-                ops.fetch_add(2, Ordering::Relaxed);
+                tally.write(t.write(&frame), len, &format!("queue {i}"))?;
             }
+            Ok(tally)
         }));
     }
-    // Detach and re-attach queue 3.
+    // Detach and re-attach queue 3: each must succeed.
     {
-        let (t, stop, ops) = (q[3].clone(), stop.clone(), ops.clone());
+        let (t, stop) = (q[3].clone(), stop.clone());
         threads.push(thread::spawn(move || {
+            let mut tally = Tally::default();
             while !stop.load(Ordering::Relaxed) {
                 let mut d = IfReq::new("", IFF_DETACH_QUEUE);
-                let _ = ioctl_ptr(t.fd(), TUNSETQUEUE, &mut d);
+                ioctl_ptr(t.fd(), TUNSETQUEUE, &mut d).map_err(|e| format!("TUNSETQUEUE detach: errno {e}"))?;
                 thread::sleep(Duration::from_millis(3));
                 let mut a = IfReq::new("", IFF_ATTACH_QUEUE);
-                let _ = ioctl_ptr(t.fd(), TUNSETQUEUE, &mut a);
+                ioctl_ptr(t.fd(), TUNSETQUEUE, &mut a).map_err(|e| format!("TUNSETQUEUE attach: errno {e}"))?;
                 thread::sleep(Duration::from_millis(3));
-                ops.fetch_add(2, Ordering::Relaxed);
+                tally.ops += 2;
             }
+            Ok(tally)
         }));
     }
-    // Down and up; the RPS/RFS knobs.
+    // Down and up; the RPS/RFS knobs: each must succeed.
     {
-        let (stop, ops) = (stop.clone(), ops.clone());
+        let stop = stop.clone();
         let mut rng = Rng::new(seed ^ 0x55);
         threads.push(thread::spawn(move || {
+            let mut tally = Tally::default();
             while !stop.load(Ordering::Relaxed) {
                 match rng.below(16) {
                     0 => {
-                        let _ = set_up(DEV, false);
+                        set_up(DEV, false).map_err(|e| format!("down: errno {e}"))?;
                         thread::sleep(Duration::from_millis(2));
-                        let _ = set_up(DEV, true);
+                        set_up(DEV, true).map_err(|e| format!("up: errno {e}"))?;
                     }
-                    1..=5 => {
-                        let _ = std::fs::write("/proc/sys/net/core/rps_sock_flow_entries", "32768");
-                    }
-                    6..=10 => {
-                        let _ = std::fs::write("/proc/sys/net/core/rps_sock_flow_entries", "0");
-                    }
+                    1..=5 => write_file("/proc/sys/net/core/rps_sock_flow_entries", "32768")?,
+                    6..=10 => write_file("/proc/sys/net/core/rps_sock_flow_entries", "0")?,
                     _ => {
                         let v = if rng.below(2) == 0 { "0" } else { "3" };
-                        let _ = std::fs::write(format!("/sys/class/net/{DEV}/queues/rx-0/rps_cpus"), v);
+                        write_file(&format!("/sys/class/net/{DEV}/queues/rx-0/rps_cpus"), v)?;
                     }
                 }
-                ops.fetch_add(1, Ordering::Relaxed);
+                tally.ops += 1;
                 thread::sleep(Duration::from_millis(5));
             }
+            Ok(tally)
         }));
     }
-    // Extra queues opened and closed mid-transfer; rmmod attempts.
+    // Extra queues opened and closed mid-transfer; rmmod attempts, which
+    // must be refused while files are open.
     {
-        let (stop, ops, node) = (stop.clone(), ops.clone(), node.to_string());
+        let (stop, node) = (stop.clone(), node.to_string());
         threads.push(thread::spawn(move || {
+            let mut tally = Tally::default();
             let mut buf = vec![0u8; 2048];
             while !stop.load(Ordering::Relaxed) {
-                if let Ok(t) = Tun::create_nonblock(&node, DEV, IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE) {
-                    for _ in 0..20 {
-                        let _ = t.read(&mut buf);
-                    }
-                    drop(t);
+                let t = Tun::create_nonblock(&node, DEV, IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE)
+                    .map_err(|e| format!("extra queue: TUNSETIFF: errno {e}"))?;
+                for _ in 0..20 {
+                    tally.read(t.read(&mut buf), "extra queue")?;
                 }
-                let name = std::ffi::CString::new("rust_tun").expect("no NUL");
-                // SAFETY: delete_module with a valid name; it must fail while files are open.
-                let r = unsafe { libc::syscall(libc::SYS_delete_module, name.as_ptr(), libc::O_NONBLOCK) };
-                if r == 0 {
-                    eprintln!("stress: rust_tun was unloaded with open files");
-                    std::process::exit(3);
+                drop(t);
+                match crate::hardening::delete_module("rust_tun") {
+                    Err(libc::EAGAIN | libc::EBUSY) => {}
+                    r => return Err(format!("rmmod with files open: {r:?}")),
                 }
-                ops.fetch_add(2, Ordering::Relaxed);
+                tally.ops += 2;
             }
+            Ok(tally)
         }));
     }
 
@@ -342,30 +411,44 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     if pktgen_result(DEV) != last_run {
         return Err(format!("a pktgen run started after the last counted one: {:?}", pktgen_result(DEV)));
     }
-    files.join().map_err(|_| "the file reader panicked")??;
+    let mut tally = Tally::default();
     for t in threads {
-        t.join().map_err(|_| "a stress thread panicked")?;
+        tally.add(&t.join().map_err(|_| "a stress thread panicked")??);
     }
     let _ = std::fs::write("/proc/net/pktgen/kpktgend_0", "rem_device_all\n");
     let _ = std::fs::write("/proc/sys/net/core/rps_sock_flow_entries", "0");
     let _ = std::fs::write(format!("/sys/class/net/{DEV}/queues/rx-0/rps_cpus"), "0");
     // Close every queue (their rings are purged into tx_dropped), then count.
-    let fd0 = q[0].file.as_raw_fd();
-    let _ = fd0;
     drop(q);
-    let tx_packets = stat(DEV, "tx_packets")?;
-    let tx_dropped = stat(DEV, "tx_dropped")?;
+    let tx_packets = driver_stat(DEV, "tx_packets")?;
+    let tx_bytes = driver_stat(DEV, "tx_bytes")?;
+    let tx_dropped = driver_stat(DEV, "tx_dropped")?;
+    let rx_packets = driver_stat(DEV, "rx_packets")?;
+    let rx_bytes = driver_stat(DEV, "rx_bytes")?;
+    let rx_dropped = driver_stat(DEV, "rx_dropped")?;
     let sent = sent.load(Ordering::Relaxed);
     let t = Tun::create(node, DEV, IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE).map_err(|e| format!("re-attach: {e}"))?;
     ioctl_val(t.fd(), TUNSETPERSIST, 0).map_err(|e| format!("TUNSETPERSIST 0: {e}"))?;
     drop(t);
     let summary = format!(
-        "seed={seed} secs={secs} ops={} file_reads={} pktgen_xmit={sent} tx_packets={tx_packets} tx_dropped={tx_dropped}",
-        ops.load(Ordering::Relaxed),
-        file_reads.load(Ordering::Relaxed)
+        "seed={seed} secs={secs} ops={} pktgen_xmit={sent} tx_packets={tx_packets} tx_dropped={tx_dropped} \
+         read={} empty_reads={} rx_packets={rx_packets} written={} writes_while_down={} rx_dropped={rx_dropped}",
+        tally.ops, tally.reads, tally.reads_empty, tally.writes, tally.writes_down
     );
-    if sent == 0 || sent != tx_packets + tx_dropped {
-        return Err(format!("counters do not balance: {summary}"));
+    if sent == 0 || tally.writes == 0 || tally.reads == 0 {
+        return Err(format!("nothing happened: {summary}"));
+    }
+    if sent != tx_packets + tx_dropped {
+        return Err(format!("transmit does not balance (pktgen_xmit = tx_packets + tx_dropped): {summary}"));
+    }
+    if tally.reads != tx_packets || tally.read_bytes != tx_bytes {
+        return Err(format!("reads do not balance (read = tx_packets, bytes {} = {tx_bytes}): {summary}", tally.read_bytes));
+    }
+    if tally.writes != rx_packets || tally.write_bytes != rx_bytes || tally.writes_down != rx_dropped {
+        return Err(format!(
+            "writes do not balance (written = rx_packets, bytes {} = {rx_bytes}, writes_while_down = rx_dropped): {summary}",
+            tally.write_bytes
+        ));
     }
     Ok(summary)
 }
