@@ -64,6 +64,7 @@ macro_rules! skip {
 }
 
 mod behaviour;
+mod fuzz;
 mod hardening;
 mod runner;
 
@@ -1248,6 +1249,22 @@ fn t_stress(n: Node) -> TestResult {
     Ok(())
 }
 
+/// The differential fuzzer: one seeded sequence of operations against tun,
+/// then rust_tun; every result must agree (divergences in what rust_tun
+/// does not implement yet are listed, not failed).
+fn t_fuzz_diff(_: Node) -> TestResult {
+    load("tun")?;
+    let iters = std::env::var("RTUN_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(20000u64) / 4;
+    let out = Command::new("/bin/rtun")
+        .args(["fuzz-diff", &seed().to_string(), &iters.to_string()])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    println!("# fuzz-diff: {}", text.trim());
+    check!(out.status.success(), "fuzz-diff: {text}");
+    Ok(())
+}
+
 fn t_fuzz(n: Node) -> TestResult {
     let iters = std::env::var("RTUN_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(20000u64);
     let out = Command::new("/bin/rtun")
@@ -1387,6 +1404,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("oversized_write", t_oversized_write, &[RUST]),
     ("stress", t_stress, &[RUST]),
     ("fuzz", t_fuzz, &[RUST]),
+    ("fuzz_vs_tun", t_fuzz_diff, &[RUST]),
     ("unload_with_open_fd", t_unload_with_open_fd, &[RUST]),
     ("files_open_across_rmmod", hardening::t_files_open_across_rmmod, &[RUST]),
     ("debugfs_under_load", hardening::t_debugfs_under_load, &[RUST]),
@@ -1541,7 +1559,15 @@ fn main() {
         ),
         Some("fuzz") if args.len() == 6 => {
             let num = |i: usize| args[i].parse().unwrap_or(1);
-            report("fuzz", stress::fuzz(&args[2], num(3), num(4), num(5)))
+            report("fuzz", fuzz::fuzz(&args[2], num(3), num(4), num(5)))
+        }
+        Some("fuzz-diff") if args.len() == 4 => {
+            let num = |i: usize| args[i].parse().unwrap_or(1);
+            report("fuzz-diff", fuzz::fuzz_diff(num(2), num(3)))
+        }
+        Some("bench-write") if args.len() == 6 => {
+            let num = |i: usize| args[i].parse().unwrap_or(0);
+            report("bench-write", bench_write(&args[2], &args[3], num(4), num(5)))
         }
         Some("mkdevs") if args.len() == 6 => {
             let num = |i: usize| args[i].parse().unwrap_or(0);
@@ -1554,15 +1580,14 @@ fn main() {
         Some("ns-traffic") if args.len() == 4 => {
             report("ns-traffic", hardening::ns_traffic(&args[2], args[3].parse().unwrap_or(2)))
         }
-        Some("bench-write") if args.len() == 6 => {
-            let num = |i: usize| args[i].parse().unwrap_or(0);
-            report("bench-write", bench_write(&args[2], &args[3], num(4), num(5)))
-        }
         _ => {
             eprintln!(
                 "usage: rtun test [FILTER] | rtun tap-drain NODE NAME | rtun attach NODE NAME\n       \
                  rtun bench-write NODE NAME FLOWS PACKETS | rtun stress NODE SEED SECS\n       \
-                 rtun fuzz NODE SEED ITERS PROCS"
+                 rtun fuzz NODE SEED ITERS PROCS | rtun fuzz-diff SEED ITERS\n       \
+                 rtun mkdevs NODE PREFIX COUNT QUEUES | rtun fd-client recv|fd ARG\n       \
+                 rtun block-read NODE NAME | rtun userns NODE MODE NAME\n       \
+                 rtun ns-roundtrip NODE NAME | rtun ns-traffic NODE SECS"
             );
             2
         }
