@@ -5,8 +5,9 @@
 //! 6.12's `kernel` crate binds neither `net_device` operations nor
 //! `miscdevice`, `sk_buff` helpers or `rtnl_link_ops`; `Kbuild` generates
 //! them into `bindings_generated.rs`, a build product. The types here are
-//! distinct from `kernel::bindings` types of the same C name. Only `sys`
-//! uses them.
+//! distinct from `kernel::bindings` types of the same C name. `sys` calls
+//! its functions and uses its types; the driver uses only its constants
+//! (the ABI's flags and sizes).
 
 #![allow(
     dead_code,

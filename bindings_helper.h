@@ -55,35 +55,47 @@ const unsigned long RTUN_PAGE_SIZE = PAGE_SIZE;
 const unsigned int RTUN_PAGE_ALLOC_COSTLY_ORDER = PAGE_ALLOC_COSTLY_ORDER;
 const unsigned int RTUN_MAX_SKB_FRAGS = MAX_SKB_FRAGS;
 /* NET_SKB_PAD is max(32, L1_CACHE_BYTES), a statement expression bindgen
- * cannot take at file scope; rtun_skb_reserve() asserts the two agree. */
-const unsigned int RTUN_NET_SKB_PAD = L1_CACHE_BYTES > 32 ? L1_CACHE_BYTES : 32;
+ * cannot take: sys/inline.rs computes it from this. */
+const unsigned int RTUN_L1_CACHE_BYTES = L1_CACHE_BYTES;
+const unsigned long RTUN_NETDEV_ALIGN = NETDEV_ALIGN;
 const unsigned long RTUN_SKB_SHINFO_SIZE = SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
 const unsigned int RTUN_NET_IP_ALIGN = NET_IP_ALIGN;
 const unsigned int RTUN_SKBFL_ZEROCOPY_ENABLE = SKBFL_ZEROCOPY_ENABLE;
 const unsigned int RTUN_SKBTX_SW_TSTAMP = SKBTX_SW_TSTAMP;
-/* Field offsets for the inline readers in sys.rs (C reads these inline). */
-const unsigned long RTUN_NETDEV_PRIV = offsetof(struct net_device, priv);
+/*
+ * The fields sys/inline.rs reads and writes in place, as C's inline functions
+ * do: each one's offset and size, so that the Rust side checks the size of
+ * the type it uses at compile time (sys::inline::CField).
+ */
+#define RTUN_FIELD(name, type, member)					\
+	const unsigned long RTUN_##name = offsetof(type, member);	\
+	const unsigned long RTUN_##name##_SIZE = sizeof_field(type, member)
+
+RTUN_FIELD(SKB_LEN, struct sk_buff, len);
+RTUN_FIELD(SKB_DATA_LEN, struct sk_buff, data_len);
+RTUN_FIELD(SKB_DATA, struct sk_buff, data);
+RTUN_FIELD(SKB_HEAD, struct sk_buff, head);
+RTUN_FIELD(SKB_END, struct sk_buff, end);
+RTUN_FIELD(SKB_DESTRUCTOR, struct sk_buff, destructor);
+RTUN_FIELD(SKB_QUEUE_MAPPING, struct sk_buff, queue_mapping);
+RTUN_FIELD(SKB_PROTOCOL, struct sk_buff, protocol);
+RTUN_FIELD(SKB_DEV, struct sk_buff, dev);
+RTUN_FIELD(SHINFO_FLAGS, struct skb_shared_info, flags);
+RTUN_FIELD(SHINFO_TX_FLAGS, struct skb_shared_info, tx_flags);
+RTUN_FIELD(IOV_ITER_COUNT, struct iov_iter, count);
+RTUN_FIELD(WQ_HEAD_NEXT, struct wait_queue_head, head.next);
+RTUN_FIELD(NETDEV_TX_QUEUE_LEN, struct net_device, tx_queue_len);
+RTUN_FIELD(NETDEV_FLAGS, struct net_device, flags);
+RTUN_FIELD(NETDEV_REG_STATE, struct net_device, reg_state);
+RTUN_FIELD(NETDEV_NAME, struct net_device, name);
 #ifdef CONFIG_PCPU_DEV_REFCNT
-const unsigned long RTUN_NETDEV_PCPU_REFCNT = offsetof(struct net_device, pcpu_refcnt);
+RTUN_FIELD(NETDEV_PCPU_REFCNT, struct net_device, pcpu_refcnt);
 #endif
-const unsigned long RTUN_SKB_DESTRUCTOR = offsetof(struct sk_buff, destructor);
+RTUN_FIELD(PCPU_HOT_CPU_NUMBER, struct pcpu_hot, cpu_number);
+RTUN_FIELD(NET_HOTDATA_RPS_SOCK_FLOW_TABLE, struct net_hotdata, rps_sock_flow_table);
+RTUN_FIELD(NET_HOTDATA_RPS_CPU_MASK, struct net_hotdata, rps_cpu_mask);
+/* A flexible array: its offset, and the size of an element. */
+const unsigned long RTUN_NETDEV_PRIV = offsetof(struct net_device, priv);
+const unsigned long RTUN_NETDEV_PRIV_SIZE = sizeof(((struct net_device *)0)->priv[0]);
 const unsigned int RTUN_SKB_DROP_REASON_NOT_SPECIFIED = SKB_DROP_REASON_NOT_SPECIFIED;
-const unsigned long RTUN_SKB_LEN = offsetof(struct sk_buff, len);
-const unsigned long RTUN_SKB_DATA_LEN = offsetof(struct sk_buff, data_len);
-const unsigned long RTUN_SKB_DATA = offsetof(struct sk_buff, data);
-const unsigned long RTUN_SKB_HEAD = offsetof(struct sk_buff, head);
-const unsigned long RTUN_SKB_END = offsetof(struct sk_buff, end);
-const unsigned long RTUN_SHINFO_FLAGS = offsetof(struct skb_shared_info, flags);
-const unsigned long RTUN_SHINFO_TX_FLAGS = offsetof(struct skb_shared_info, tx_flags);
-const unsigned long RTUN_SKB_QUEUE_MAPPING = offsetof(struct sk_buff, queue_mapping);
-const unsigned long RTUN_SKB_PROTOCOL = offsetof(struct sk_buff, protocol);
-const unsigned long RTUN_IOV_ITER_COUNT = offsetof(struct iov_iter, count);
-const unsigned long RTUN_WQ_HEAD = offsetof(struct wait_queue_head, head);
-#ifdef CONFIG_X86_64
-const unsigned long RTUN_PCPU_HOT_CPU_NUMBER = offsetof(struct pcpu_hot, cpu_number);
-#endif
-#ifdef CONFIG_RPS
-const unsigned long RTUN_NET_HOTDATA_RPS_SOCK_FLOW_TABLE =
-	offsetof(struct net_hotdata, rps_sock_flow_table);
-const unsigned long RTUN_NET_HOTDATA_RPS_CPU_MASK = offsetof(struct net_hotdata, rps_cpu_mask);
-#endif
+const unsigned int RTUN_SOFTIRQ_DISABLE_OFFSET = SOFTIRQ_DISABLE_OFFSET;

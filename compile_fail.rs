@@ -7,12 +7,14 @@
 //! reference read out of an rtnl-protected slot cannot outlive a
 //! replacement of the slot, a device found under rtnl cannot leave the
 //! lock's section, rtnl-locked data is never shared and mutable at once,
-//! and an `RcuArc` is only as thread-safe as what it holds.
+//! an `RcuArc` is only as thread-safe as what it holds, and a per-device
+//! debugfs file reads only the kind of device it was made for.
 
 #![allow(dead_code, unused_variables, unused_imports)]
 
-use crate::sys::{NetDevice, NetNs, RcuArc, Rtnl, RtnlLocked};
+use crate::sys::{DebugfsFops, DevTextFile, NetDevice, NetNs, RcuArc, Rtnl, RtnlLocked, TextBuf};
 use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::prelude::*;
 
 /// E0502: `replace` needs `&mut Rtnl` while the `&T` from `get_rtnl`
 /// still borrows it (the `&T` would be used after the grace period freed it).
@@ -40,7 +42,7 @@ fn rtnl_locked_aliasing(data: &RtnlLocked<u32>) {
 /// live long enough".
 #[cfg(rtun_compile_fail = "device_escapes_rtnl")]
 fn device_escapes_rtnl(net: &NetNs) {
-    let dev = Rtnl::with(|rtnl| NetDevice::get_by_name(net, kernel::c_str!("x"), rtnl));
+    let dev = Rtnl::with(|rtnl| NetDevice::get_by_name(net, kernel::c_str!("x"), &crate::TUN_LINK_OPS, rtnl));
     drop(dev);
 }
 
@@ -56,4 +58,24 @@ fn rcuarc_needs_sync() {
 fn rtnl_locked_needs_send() {
     fn assert_sync<T: Sync>() {}
     assert_sync::<RtnlLocked<*mut u8>>();
+}
+
+/// E0308: a per-device debugfs file made for devices holding a `u32` cannot
+/// be put on a device holding a `Tun` (its `show` would read a `Tun` as a
+/// `u32`).
+#[cfg(rtun_compile_fail = "dev_file_of_other_priv")]
+fn dev_file_of_other_priv(dev: &crate::TunDev) {
+    struct Other;
+    impl DevTextFile for Other {
+        type Priv = u32;
+        fn show(dev: &NetDevice<u32>, t: &mut TextBuf) -> Result {
+            Ok(())
+        }
+    }
+    static OTHER_FOPS: DebugfsFops<u32> = DebugfsFops::dev_text::<Other>();
+    Rtnl::with(|rtnl| {
+        dev.priv_()
+            .debugfs
+            .create(&crate::DEBUGFS_ROOT, dev, &[(kernel::c_str!("x"), &OTHER_FOPS)], rtnl)
+    });
 }

@@ -22,7 +22,8 @@ use crate::flow_logic::{
     age_ms, flow_ageing, time_before, tun_hashfn, Ageing, MAX_TAP_FLOWS, TUN_NUM_FLOW_ENTRIES,
 };
 use crate::sys::{
-    self, impl_has_timer, new_spinlock_bh, rcu_cookie, OncePin, RcuReadGuard, SpinLockBh, Timer,
+    self, impl_has_timer, new_spinlock_bh, rcu_cookie, HasTimer, OncePin, RcuReadGuard, SpinLockBh,
+    Timer,
 };
 use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;

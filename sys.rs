@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The thin `unsafe` layer of rust_tun: safe wrappers over the C objects the
-//! driver touches (`net_device`, `sk_buff`, `iov_iter`, wait queues, RCU,
-//! rtnl, the misc device and the rtnl link ops) and the `extern "C"`
-//! trampolines that the kernel calls. Every `unsafe` block of the module
-//! lives in this module (this file and `sys/`, one file per concept); the
-//! driver logic in `tun.rs`, `flow_table.rs` and `rps.rs` is safe Rust. Where
-//! tun.c calls an inline function, we call it through the one-line C shims in
-//! `tun_helpers.c`, or re-implement it inline where the benchmarks showed
-//! the call mattered (see `Documentation/rust_tun.rst`).
+//! The thin `unsafe` layer of rust_tun: safe abstractions over the C
+//! objects a net driver touches (`net_device`, `sk_buff`, `iov_iter`, wait
+//! queues, RCU, rtnl, timers, the misc device, debugfs, rtnl link ops, the
+//! netdevice notifier), in the shape of the kernel's own Rust abstractions.
+//! It knows nothing of the driver: the driver implements traits
+//! ([`NetDriver`], [`NetDevOps`], [`NetdevEvents`], [`FileOps`],
+//! [`TextFile`], [`DevTextFile`], [`HasTimer`]) and generic adapters here
+//! turn them into the C tables at compile time. Every `unsafe` block of the
+//! module lives here (this file and `sys/`, one file per concept). C's
+//! inline functions are called through the one-line shims of
+//! `tun_helpers.c`, or, where the benchmarks showed the call mattered,
+//! written out in `sys/inline.rs`.
 
 use crate::bindings;
 use core::cell::UnsafeCell;
@@ -78,19 +81,14 @@ extern "C" {
     static __this_module: kernel::types::Opaque<bindings::module>;
 }
 
-/// `THIS_MODULE`, usable in a `static`'s initialiser: the `owner` of every
-/// `file_operations` of ours, so an open file pins the module (without
-/// it, closing a file after `rmmod` would call freed code).
-macro_rules! this_module {
-    () => {
-        // Only the address is taken (no `unsafe` needed): the module's own
-        // `struct module`, valid for as long as any of its code is.
-        ::core::ptr::addr_of!($crate::sys::__this_module)
-            .cast_mut()
-            .cast::<$crate::bindings::module>()
-    };
+/// `THIS_MODULE`: the module's own `struct module`, valid for as long as
+/// any of its code is. The `owner` of every `file_operations` here, so an
+/// open file pins the module (without it, closing a file after `rmmod`
+/// would call freed code).
+const fn this_module() -> *mut bindings::module {
+    // Only the address is taken (no `unsafe` needed).
+    ptr::addr_of!(__this_module).cast_mut().cast()
 }
-pub(crate) use this_module;
 
 /// Returns an all-zero `T`: the "unset" value of a C ops table or struct.
 const fn zeroed<T: ZeroIsValid>() -> T {
@@ -117,18 +115,29 @@ unsafe impl ZeroIsValid for bindings::miscdevice {}
 // SAFETY: Integers, pointers, a list head and optional function pointers.
 unsafe impl ZeroIsValid for bindings::rtnl_link_ops {}
 
+mod bench;
 mod chrdev;
 mod cred;
 mod debugfs;
+mod inline;
 mod netdev;
+mod param;
+mod ring;
+mod rps;
 mod skb;
 mod static_key;
 mod sync;
 
+pub(crate) use bench::*;
 pub(crate) use chrdev::*;
 pub(crate) use cred::*;
 pub(crate) use debugfs::*;
+/// `NET_SKB_PAD`.
+pub(crate) use inline::NET_SKB_PAD;
 pub(crate) use netdev::*;
+pub(crate) use param::*;
+pub(crate) use ring::*;
+pub(crate) use rps::*;
 pub(crate) use skb::*;
 pub(crate) use static_key::*;
 pub(crate) use sync::*;

@@ -8,325 +8,113 @@
 #include <linux/jiffies.h>
 #include <linux/jump_label.h>
 #include <linux/module.h>
-#include <linux/timer.h>
-#include <net/hotdata.h>
-#include <net/rps.h>
 #include <linux/netdevice.h>
 #include <linux/nsproxy.h>
 #include <linux/poll.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
 #include <linux/skbuff.h>
+#include <linux/timer.h>
 #include <linux/uio.h>
 #include <linux/wait.h>
+#include <net/hotdata.h>
 #include <net/net_namespace.h>
 #include <net/netfilter/nf_conntrack.h>
+#include <net/rps.h>
 
 #include "tun_helpers.h"
 
-void *rtun_netdev_priv(const struct net_device *dev)
-{
-	return netdev_priv(dev);
-}
+/* net_device */
 
-void rtun_dev_hold(struct net_device *dev)
-{
-	dev_hold(dev);
-}
+void rtun_dev_hold(struct net_device *dev) { dev_hold(dev); }
+void rtun_dev_put(struct net_device *dev) { dev_put(dev); }
+void rtun_dev_net_set(struct net_device *dev, struct net *net) { dev_net_set(dev, net); }
+unsigned int rtun_dev_net_inum(const struct net_device *dev) { return dev_net(dev)->ns.inum; }
+bool rtun_dev_net_is_init(const struct net_device *dev) { return net_eq(dev_net(dev), &init_net); }
+bool rtun_netif_running(const struct net_device *dev) { return netif_running(dev); }
+void rtun_netif_tx_start_all_queues(struct net_device *dev) { netif_tx_start_all_queues(dev); }
+void rtun_netif_tx_stop_all_queues(struct net_device *dev) { netif_tx_stop_all_queues(dev); }
+void rtun_netif_tx_wake_all_queues(struct net_device *dev) { netif_tx_wake_all_queues(dev); }
+void rtun_txq_trans_cond_update(struct net_device *dev, u16 txq) { txq_trans_cond_update(netdev_get_tx_queue(dev, txq)); }
+void rtun_eth_hw_addr_random(struct net_device *dev) { eth_hw_addr_random(dev); }
+void rtun_netdev_priv_flags_clear(struct net_device *dev, u32 flags) { dev->priv_flags &= ~flags; }
+void rtun_netdev_priv_flags_set(struct net_device *dev, u32 flags) { dev->priv_flags |= flags; }
+void rtun_netdev_set_lltx(struct net_device *dev) { dev->lltx = true; }
+struct net_device *rtun_netdev_notifier_info_to_dev(void *ptr) { return netdev_notifier_info_to_dev(ptr); }
 
-void rtun_dev_put(struct net_device *dev)
-{
-	dev_put(dev);
-}
+/* sk_buff */
 
-void rtun_dev_net_set(struct net_device *dev, struct net *net)
-{
-	dev_net_set(dev, net);
-}
-
-bool rtun_netif_running(const struct net_device *dev)
-{
-	return netif_running(dev);
-}
-
-void rtun_netif_tx_start_all_queues(struct net_device *dev)
-{
-	netif_tx_start_all_queues(dev);
-}
-
-void rtun_netif_tx_stop_all_queues(struct net_device *dev)
-{
-	netif_tx_stop_all_queues(dev);
-}
-
-void rtun_netif_tx_wake_all_queues(struct net_device *dev)
-{
-	netif_tx_wake_all_queues(dev);
-}
-
-void rtun_eth_hw_addr_random(struct net_device *dev)
-{
-	eth_hw_addr_random(dev);
-}
-
-void rtun_netdev_priv_flags_update(struct net_device *dev, u32 clear, u32 set)
-{
-	dev->priv_flags = (dev->priv_flags & ~clear) | set;
-}
-
-void rtun_netdev_set_lltx(struct net_device *dev)
-{
-	dev->lltx = true;
-}
-
-void rtun_kfree_skb(struct sk_buff *skb)
-{
-	kfree_skb(skb);
-}
-
-void rtun_skb_reset_network_header(struct sk_buff *skb)
-{
-	skb_reset_network_header(skb);
-}
-
-void rtun_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
-{
-	skb->protocol = protocol;
-}
-
-void rtun_skb_set_l3(struct sk_buff *skb, __be16 protocol, struct net_device *dev)
-{
-	skb_reset_mac_header(skb);
-	skb->protocol = protocol;
-	skb->dev = dev;
-}
-
-void rtun_skb_reserve(struct sk_buff *skb, int len)
-{
-	/* bindings_helper.h spells NET_SKB_PAD out for bindgen. */
-	BUILD_BUG_ON(NET_SKB_PAD != (L1_CACHE_BYTES > 32 ? L1_CACHE_BYTES : 32));
-	skb_reserve(skb, len);
-}
-
-bool rtun_pskb_may_pull(struct sk_buff *skb, unsigned int len)
-{
-	return pskb_may_pull(skb, len);
-}
-
-void rtun_skb_probe_transport_header(struct sk_buff *skb)
-{
-	skb_probe_transport_header(skb);
-}
-
+void rtun_kfree_skb(struct sk_buff *skb) { kfree_skb(skb); }
+void rtun_skb_reserve(struct sk_buff *skb, int len) { skb_reserve(skb, len); }
+bool rtun_pskb_may_pull(struct sk_buff *skb, unsigned int len) { return pskb_may_pull(skb, len); }
+void rtun_skb_reset_mac_header(struct sk_buff *skb) { skb_reset_mac_header(skb); }
+void rtun_skb_reset_network_header(struct sk_buff *skb) { skb_reset_network_header(skb); }
+void rtun_skb_probe_transport_header(struct sk_buff *skb) { skb_probe_transport_header(skb); }
+void rtun_skb_orphan(struct sk_buff *skb) { skb_orphan(skb); }
+u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb) { return __skb_get_hash_symmetric(skb); }
 #if IS_ENABLED(CONFIG_NF_CONNTRACK)
-void rtun_nf_reset_ct(struct sk_buff *skb)
-{
-	nf_reset_ct(skb);
-}
+void rtun_nf_reset_ct(struct sk_buff *skb) { nf_reset_ct(skb); }
 #endif
 
-void rtun_txq_trans_cond_update(struct net_device *dev, u16 txq)
-{
-	txq_trans_cond_update(netdev_get_tx_queue(dev, txq));
-}
+/* iov_iter */
 
-void rtun_skb_orphan(struct sk_buff *skb)
-{
-	skb_orphan(skb);
-}
+size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i) { return copy_to_iter(addr, bytes, i); }
 
-size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i)
-{
-	return copy_to_iter(addr, bytes, i);
-}
+/* locking, RCU, bottom halves */
 
-void rtun_rcu_read_lock(void)
-{
-	rcu_read_lock();
-}
+void rtun_spin_lock_bh(spinlock_t *lock) { spin_lock_bh(lock); }
+void rtun_spin_unlock_bh(spinlock_t *lock) { spin_unlock_bh(lock); }
+void rtun_rcu_read_lock(void) { rcu_read_lock(); }
+void rtun_rcu_read_unlock(void) { rcu_read_unlock(); }
+void rtun_local_bh_disable(void) { local_bh_disable(); }
+void rtun_local_bh_enable(void) { local_bh_enable(); }
 
-void rtun_local_bh_disable(void)
-{
-	local_bh_disable();
-}
+/* scheduler, wait queues, poll */
 
-void rtun_local_bh_enable(void)
-{
-	local_bh_enable();
-}
+void rtun_init_waitqueue_entry_current(struct wait_queue_entry *wq_entry) { init_waitqueue_entry(wq_entry, current); }
+void rtun_set_current_state_interruptible(void) { set_current_state(TASK_INTERRUPTIBLE); }
+void rtun_set_current_state_running(void) { __set_current_state(TASK_RUNNING); }
+bool rtun_signal_pending(void) { return signal_pending(current); }
+void rtun_cond_resched(void) { cond_resched(); }
+void rtun_wake_up_interruptible_poll(struct wait_queue_head *wq, __poll_t mask) { wake_up_interruptible_poll(wq, mask); }
+void rtun_wake_up_interruptible_sync_poll(struct wait_queue_head *wq, __poll_t mask) { wake_up_interruptible_sync_poll(wq, mask); }
+void rtun_poll_wait(struct file *filp, struct wait_queue_head *wq, struct poll_table_struct *p) { poll_wait(filp, wq, p); }
 
-void rtun_rcu_read_unlock(void)
-{
-	rcu_read_unlock();
-}
+/* timers */
 
-void rtun_spin_lock_bh(spinlock_t *lock)
-{
-	spin_lock_bh(lock);
-}
+void rtun_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *)) { timer_setup(timer, fn, 0); }
+bool rtun_timer_pending(const struct timer_list *timer) { return timer_pending(timer); }
 
-void rtun_spin_unlock_bh(spinlock_t *lock)
-{
-	spin_unlock_bh(lock);
-}
+/* namespaces, credentials */
 
-void rtun_init_waitqueue_entry_current(struct wait_queue_entry *wq_entry)
-{
-	init_waitqueue_entry(wq_entry, current);
-}
+struct net *rtun_get_current_net(void) { return get_net(current->nsproxy->net_ns); }
+void rtun_put_net(struct net *net) { put_net(net); }
+bool rtun_ns_capable_net_admin(const struct net *net) { return ns_capable(net->user_ns, CAP_NET_ADMIN); }
+u32 rtun_make_kuid(long uid) { return __kuid_val(make_kuid(current_user_ns(), uid)); }
+u32 rtun_make_kgid(long gid) { return __kgid_val(make_kgid(current_user_ns(), gid)); }
+bool rtun_current_euid_is(u32 kuid) { return uid_eq(current_euid(), KUIDT_INIT(kuid)); }
+bool rtun_in_egroup(u32 kgid) { return in_egroup_p(KGIDT_INIT(kgid)); }
 
-void rtun_set_current_state_interruptible(void)
-{
-	set_current_state(TASK_INTERRUPTIBLE);
-}
+/* static keys, jump labels */
 
-void rtun_set_current_state_running(void)
-{
-	__set_current_state(TASK_RUNNING);
-}
+int rtun_static_key_count(struct static_key *key) { return static_key_count(key); }
+#ifdef CONFIG_JUMP_LABEL
+const struct jump_entry *rtun_module_jump_entries(void) { return THIS_MODULE->jump_entries; }
+unsigned int rtun_module_num_jump_entries(void) { return THIS_MODULE->num_jump_entries; }
+unsigned long rtun_jump_entry_code(const struct jump_entry *entry) { return jump_entry_code(entry); }
+unsigned long rtun_jump_entry_target(const struct jump_entry *entry) { return jump_entry_target(entry); }
+struct static_key *rtun_jump_entry_key(const struct jump_entry *entry) { return jump_entry_key(entry); }
+#endif
 
-bool rtun_signal_pending(void)
-{
-	return signal_pending(current);
-}
+/* files, notifiers */
 
-void rtun_cond_resched(void)
-{
-	cond_resched();
-}
+void *rtun_file_inode_private(const struct file *file) { return file_inode(file)->i_private; }
+int rtun_notifier_from_errno(int err) { return notifier_from_errno(err); }
 
-void rtun_wake_up_interruptible_poll(struct wait_queue_head *wq, __poll_t mask)
-{
-	wake_up_interruptible_poll(wq, mask);
-}
+/* the module's parameters (6.12's Rust module! has none) */
 
-void rtun_wake_up_interruptible_sync_poll(struct wait_queue_head *wq, __poll_t mask)
-{
-	wake_up_interruptible_sync_poll(wq, mask);
-}
-
-void rtun_poll_wait(struct file *filp, struct wait_queue_head *wq,
-		    struct poll_table_struct *p)
-{
-	poll_wait(filp, wq, p);
-}
-
-struct net *rtun_get_current_net(void)
-{
-	return get_net(current->nsproxy->net_ns);
-}
-
-void rtun_put_net(struct net *net)
-{
-	put_net(net);
-}
-
-bool rtun_ns_capable_net_admin(const struct net *net)
-{
-	return ns_capable(net->user_ns, CAP_NET_ADMIN);
-}
-
-unsigned int rtun_dev_net_inum(const struct net_device *dev)
-{
-	return dev_net(dev)->ns.inum;
-}
-
-bool rtun_dev_net_is_init(const struct net_device *dev)
-{
-	return net_eq(dev_net(dev), &init_net);
-}
-
-/* Module parameter: the "unguarded" mode (see tun.rs). */
 static bool unguarded;
 module_param(unguarded, bool, 0644);
 MODULE_PARM_DESC(unguarded,
 		 "Devices created while this is set behave like tun before the rps_needed/rfs_needed patches: they compute the RPS flow hash on every transmit and record every RFS flow, whatever the static keys say (for side-by-side benchmarks; default: off)");
-
-bool rtun_param_unguarded(void)
-{
-	return READ_ONCE(unguarded);
-}
-
-void rtun_timer_setup(struct timer_list *timer,
-		      void (*fn)(struct timer_list *))
-{
-	timer_setup(timer, fn, 0);
-}
-
-bool rtun_timer_pending(const struct timer_list *timer)
-{
-	return timer_pending(timer);
-}
-
-unsigned int rtun_jump_entries(const struct jump_entry **start)
-{
-#ifdef CONFIG_JUMP_LABEL
-	*start = THIS_MODULE->jump_entries;
-	return THIS_MODULE->num_jump_entries;
-#else
-	*start = NULL;
-	return 0;
-#endif
-}
-
-#ifdef CONFIG_JUMP_LABEL
-unsigned long rtun_jump_entry_code(const struct jump_entry *entry)
-{
-	return jump_entry_code(entry);
-}
-
-unsigned long rtun_jump_entry_target(const struct jump_entry *entry)
-{
-	return jump_entry_target(entry);
-}
-
-struct static_key *rtun_jump_entry_key(const struct jump_entry *entry)
-{
-	return jump_entry_key(entry);
-}
-#endif
-
-int rtun_static_key_count(struct static_key *key)
-{
-	return static_key_count(key);
-}
-
-u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb)
-{
-	return __skb_get_hash_symmetric(skb);
-}
-
-void *rtun_file_inode_private(const struct file *file)
-{
-	return file_inode(file)->i_private;
-}
-
-struct net_device *rtun_netdev_notifier_info_to_dev(void *ptr)
-{
-	return netdev_notifier_info_to_dev(ptr);
-}
-
-int rtun_notifier_from_errno(int err)
-{
-	return notifier_from_errno(err);
-}
-
-u32 rtun_make_kuid(long uid)
-{
-	return __kuid_val(make_kuid(current_user_ns(), uid));
-}
-
-u32 rtun_make_kgid(long gid)
-{
-	return __kgid_val(make_kgid(current_user_ns(), gid));
-}
-
-bool rtun_current_euid_is(u32 kuid)
-{
-	return uid_eq(current_euid(), KUIDT_INIT(kuid));
-}
-
-bool rtun_in_egroup(u32 kgid)
-{
-	return in_egroup_p(KGIDT_INIT(kgid));
-}
+bool rtun_param_unguarded(void) { return READ_ONCE(unguarded); }

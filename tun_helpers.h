@@ -1,56 +1,69 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * C shims for rust_tun: one-line wrappers of static inline functions and
- * macros that Rust cannot call directly. No logic lives here; every function
- * is named after what it wraps, with an rtun_ prefix.
+ * C shims for rust_tun: static inline functions and macros that Rust
+ * cannot call directly, one line each, grouped by subsystem as
+ * rust/helpers/ is. Each is named after what it wraps, with an rtun_
+ * prefix. No logic lives here.
  */
 #ifndef RUST_TUN_HELPERS_H
 #define RUST_TUN_HELPERS_H
 
 #include <linux/types.h>
 
-struct net_device;
-struct sk_buff;
-struct iov_iter;
+struct dentry;
 struct file;
+struct iov_iter;
+struct jump_entry;
 struct net;
-struct wait_queue_head;
-struct wait_queue_entry;
+struct net_device;
 struct poll_table_struct;
+struct sk_buff;
 struct spinlock;
+struct static_key;
+struct timer_list;
+struct wait_queue_entry;
+struct wait_queue_head;
 
-void *rtun_netdev_priv(const struct net_device *dev);
+/* net_device (include/linux/netdevice.h, etherdevice.h) */
 void rtun_dev_hold(struct net_device *dev);
 void rtun_dev_put(struct net_device *dev);
 void rtun_dev_net_set(struct net_device *dev, struct net *net);
+unsigned int rtun_dev_net_inum(const struct net_device *dev);
+bool rtun_dev_net_is_init(const struct net_device *dev);
 bool rtun_netif_running(const struct net_device *dev);
 void rtun_netif_tx_start_all_queues(struct net_device *dev);
 void rtun_netif_tx_stop_all_queues(struct net_device *dev);
 void rtun_netif_tx_wake_all_queues(struct net_device *dev);
+void rtun_txq_trans_cond_update(struct net_device *dev, u16 txq);
 void rtun_eth_hw_addr_random(struct net_device *dev);
-void rtun_netdev_priv_flags_update(struct net_device *dev, u32 clear, u32 set);
+void rtun_netdev_priv_flags_clear(struct net_device *dev, u32 flags);
+void rtun_netdev_priv_flags_set(struct net_device *dev, u32 flags);
 void rtun_netdev_set_lltx(struct net_device *dev);
+struct net_device *rtun_netdev_notifier_info_to_dev(void *ptr);
 
+/* sk_buff (include/linux/skbuff.h, net/netfilter) */
 void rtun_kfree_skb(struct sk_buff *skb);
-void rtun_skb_reset_network_header(struct sk_buff *skb);
-void rtun_skb_set_protocol(struct sk_buff *skb, __be16 protocol);
-void rtun_skb_set_l3(struct sk_buff *skb, __be16 protocol, struct net_device *dev);
-void rtun_skb_orphan(struct sk_buff *skb);
 void rtun_skb_reserve(struct sk_buff *skb, int len);
 bool rtun_pskb_may_pull(struct sk_buff *skb, unsigned int len);
+void rtun_skb_reset_mac_header(struct sk_buff *skb);
+void rtun_skb_reset_network_header(struct sk_buff *skb);
 void rtun_skb_probe_transport_header(struct sk_buff *skb);
+void rtun_skb_orphan(struct sk_buff *skb);
+u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb);
 void rtun_nf_reset_ct(struct sk_buff *skb);
-void rtun_txq_trans_cond_update(struct net_device *dev, u16 txq);
 
+/* iov_iter (include/linux/uio.h) */
 size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i);
 
-void rtun_rcu_read_lock(void);
-void rtun_local_bh_disable(void);
-void rtun_local_bh_enable(void);
-void rtun_rcu_read_unlock(void);
+/* locking, RCU, bottom halves (include/linux/spinlock.h, rcupdate.h, bottom_half.h) */
 void rtun_spin_lock_bh(struct spinlock *lock);
 void rtun_spin_unlock_bh(struct spinlock *lock);
+void rtun_rcu_read_lock(void);
+void rtun_rcu_read_unlock(void);
+void rtun_local_bh_disable(void);
+void rtun_local_bh_enable(void);
 
+/* scheduler, wait queues, poll (include/linux/sched*.h, wait.h, poll.h) */
 void rtun_init_waitqueue_entry_current(struct wait_queue_entry *wq_entry);
 void rtun_set_current_state_interruptible(void);
 void rtun_set_current_state_running(void);
@@ -58,41 +71,34 @@ bool rtun_signal_pending(void);
 void rtun_cond_resched(void);
 void rtun_wake_up_interruptible_poll(struct wait_queue_head *wq, __poll_t mask);
 void rtun_wake_up_interruptible_sync_poll(struct wait_queue_head *wq, __poll_t mask);
-void rtun_poll_wait(struct file *filp, struct wait_queue_head *wq,
-		    struct poll_table_struct *p);
+void rtun_poll_wait(struct file *filp, struct wait_queue_head *wq, struct poll_table_struct *p);
 
+/* timers (include/linux/timer.h) */
+void rtun_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *));
+bool rtun_timer_pending(const struct timer_list *timer);
+
+/* namespaces, credentials (include/net/net_namespace.h, linux/cred.h) */
 struct net *rtun_get_current_net(void);
 void rtun_put_net(struct net *net);
 bool rtun_ns_capable_net_admin(const struct net *net);
-unsigned int rtun_dev_net_inum(const struct net_device *dev);
-bool rtun_dev_net_is_init(const struct net_device *dev);
-
-struct timer_list;
-struct jump_entry;
-struct static_key;
-struct dentry;
-struct rps_sock_flow_table;
-
-bool rtun_param_unguarded(void);
-void rtun_timer_setup(struct timer_list *timer,
-		      void (*fn)(struct timer_list *));
-bool rtun_timer_pending(const struct timer_list *timer);
-
-unsigned int rtun_jump_entries(const struct jump_entry **start);
-unsigned long rtun_jump_entry_code(const struct jump_entry *entry);
-unsigned long rtun_jump_entry_target(const struct jump_entry *entry);
-struct static_key *rtun_jump_entry_key(const struct jump_entry *entry);
-int rtun_static_key_count(struct static_key *key);
-
-u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb);
-
-void *rtun_file_inode_private(const struct file *file);
-struct net_device *rtun_netdev_notifier_info_to_dev(void *ptr);
-int rtun_notifier_from_errno(int err);
-
 u32 rtun_make_kuid(long uid);
 u32 rtun_make_kgid(long gid);
 bool rtun_current_euid_is(u32 kuid);
 bool rtun_in_egroup(u32 kgid);
+
+/* static keys, jump labels (include/linux/jump_label.h, module.h) */
+int rtun_static_key_count(struct static_key *key);
+const struct jump_entry *rtun_module_jump_entries(void);
+unsigned int rtun_module_num_jump_entries(void);
+unsigned long rtun_jump_entry_code(const struct jump_entry *entry);
+unsigned long rtun_jump_entry_target(const struct jump_entry *entry);
+struct static_key *rtun_jump_entry_key(const struct jump_entry *entry);
+
+/* files, notifiers (include/linux/fs.h, notifier.h) */
+void *rtun_file_inode_private(const struct file *file);
+int rtun_notifier_from_errno(int err);
+
+/* the module's parameters */
+bool rtun_param_unguarded(void);
 
 #endif /* RUST_TUN_HELPERS_H */

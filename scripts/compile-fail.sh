@@ -15,6 +15,7 @@ cases=(
 	"device_escapes_rtnl:lifetime may not live long enough|borrowed data escapes"
 	"rcuarc_needs_sync:E0277"
 	"rtnl_locked_needs_send:E0277"
+	"dev_file_of_other_priv:E0308"
 )
 work=$(mktemp -d /tmp/rtun-compile-fail.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -1,191 +1,219 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The character device `/dev/net/rust_tun`: the misc device, its
-//! `file_operations` and their callbacks.
+//! Character devices: the [`FileOps`] a driver implements for its open
+//! files, the `file_operations` built from them at compile time
+//! ([`FileOperations`]), and the misc device that carries them
+//! ([`MiscDevice`], [`MiscRegistration`]); the shape of newer kernels'
+//! `rust/kernel/miscdevice.rs`.
 
 use super::*;
 
-// ---------------------------------------------------------------------------
-// The character device.
+/// What a driver does with its open files. Each open file holds an
+/// `Arc<Self::Data>` in `file->private_data` from `open` to `release`.
+pub(crate) trait FileOps: 'static {
+    /// The state of one open file.
+    type Data: Send + Sync;
+    /// `open`.
+    fn open() -> Result<Arc<Self::Data>>;
+    /// `release`: the last use of the file.
+    fn release(data: Arc<Self::Data>);
+    /// `read_iter`; `noblock` for `O_NONBLOCK` or `IOCB_NOWAIT`.
+    fn read_iter(data: &Self::Data, to: &mut IovIter, noblock: bool) -> Result<usize>;
+    /// `write_iter`.
+    fn write_iter(data: &Self::Data, from: &mut IovIter, noblock: bool) -> Result<usize>;
+    /// `poll`: the ready mask.
+    fn poll(data: &Self::Data, table: &PollTable) -> u32;
+    /// `unlocked_ioctl`.
+    fn ioctl(data: ArcBorrow<'_, Self::Data>, cmd: u32, arg: usize) -> Result<isize>;
+}
 
-static TUN_FOPS: KernelStatic<bindings::file_operations> =
-    KernelStatic::new(bindings::file_operations {
-        read_iter: Some(tun_chr_read_iter),
-        write_iter: Some(tun_chr_write_iter),
-        poll: Some(tun_chr_poll),
-        unlocked_ioctl: Some(tun_chr_ioctl),
-        open: Some(tun_chr_open),
-        release: Some(tun_chr_close),
-        owner: this_module!(),
-        ..zeroed()
-    });
+/// The `file_operations` of a [`FileOps`], built at compile time: a
+/// `static` of the driver's. Open files pin the module (`owner`), and
+/// `FMODE_NOWAIT` is set at open, so `RWF_NOWAIT` I/O is served.
+pub(crate) struct FileOperations(bindings::file_operations);
 
-static TUN_MISCDEV: KernelStatic<bindings::miscdevice> = KernelStatic::new(bindings::miscdevice {
-    minor: bindings::MISC_DYNAMIC_MINOR as c_int,
-    name: crate::DRV_KIND.as_ptr().cast(),
-    nodename: crate::DEV_NODENAME.as_ptr().cast(),
-    mode: 0o666,
-    fops: TUN_FOPS.0.get().cast_const(),
-    ..zeroed()
-});
+// SAFETY: Function pointers and the module pointer, read by the kernel.
+unsafe impl Sync for FileOperations {}
 
-/// Registration of the misc device `/dev/net/rust_tun`, undone on drop.
-pub(crate) struct MiscRegistration(());
+impl FileOperations {
+    pub(crate) const fn new<T: FileOps>() -> Self {
+        Self(bindings::file_operations {
+            read_iter: Some(FopsAdapter::<T>::read_iter),
+            write_iter: Some(FopsAdapter::<T>::write_iter),
+            poll: Some(FopsAdapter::<T>::poll),
+            unlocked_ioctl: Some(FopsAdapter::<T>::ioctl),
+            open: Some(FopsAdapter::<T>::open),
+            release: Some(FopsAdapter::<T>::release),
+            owner: this_module(),
+            ..zeroed()
+        })
+    }
+}
+
+/// The C trampolines of a [`FileOps`].
+struct FopsAdapter<T>(PhantomData<T>);
+
+impl<T: FileOps> FopsAdapter<T> {
+    /// The data behind `file->private_data`, borrowed.
+    ///
+    /// # Safety
+    ///
+    /// `file` is a file of `T`'s between `open` and `release`.
+    #[inline(always)]
+    unsafe fn data<'a>(file: *mut bindings::file) -> &'a T::Data {
+        // SAFETY: `open` stored an `Arc<T::Data>` there, released only by
+        // `release`, which runs after every other file operation;
+        // `Arc::into_raw` points at the data.
+        unsafe { &*(*file).private_data.cast::<T::Data>() }
+    }
+
+    /// Whether the call must not block.
+    ///
+    /// # Safety
+    ///
+    /// `iocb` is valid.
+    unsafe fn noblock(iocb: *mut bindings::kiocb) -> bool {
+        // SAFETY: Valid `iocb` and its file.
+        unsafe {
+            ((*(*iocb).ki_filp).f_flags & bindings::O_NONBLOCK) != 0
+                || ((*iocb).ki_flags & bindings::RTUN_IOCB_NOWAIT) != 0
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the VFS with a file being opened on `T`'s device.
+    unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+        from_result(|| {
+            let data = T::open()?;
+            // SAFETY: `file` is being opened; its private data and mode are
+            // ours to set.
+            unsafe {
+                (*file).private_data = Arc::into_raw(data).cast_mut().cast();
+                (*file).f_mode |= bindings::RTUN_FMODE_NOWAIT;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the VFS once per opened file, after every other operation.
+    unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+        // SAFETY: `open` stored the reference; this is its last use.
+        let data = unsafe { Arc::from_raw((*file).private_data.cast::<T::Data>()) };
+        T::release(data);
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by the VFS with a valid `iocb` of an open file of `T`'s and a
+    /// valid `to`.
+    unsafe extern "C" fn read_iter(
+        iocb: *mut bindings::kiocb,
+        to: *mut bindings::iov_iter,
+    ) -> isize {
+        // SAFETY: An open file of `T`'s; `to` is valid for the call.
+        let (data, nb, mut to) = unsafe {
+            (
+                Self::data((*iocb).ki_filp),
+                Self::noblock(iocb),
+                IovIter::from_raw(to),
+            )
+        };
+        match T::read_iter(data, &mut to, nb) {
+            Ok(n) => n as isize,
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the VFS with a valid `iocb` of an open file of `T`'s and a
+    /// valid `from`.
+    unsafe extern "C" fn write_iter(
+        iocb: *mut bindings::kiocb,
+        from: *mut bindings::iov_iter,
+    ) -> isize {
+        // SAFETY: An open file of `T`'s; `from` is valid for the call.
+        let (data, nb, mut from) = unsafe {
+            (
+                Self::data((*iocb).ki_filp),
+                Self::noblock(iocb),
+                IovIter::from_raw(from),
+            )
+        };
+        match T::write_iter(data, &mut from, nb) {
+            Ok(n) => n as isize,
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the VFS with an open file of `T`'s and a valid poll table.
+    unsafe extern "C" fn poll(
+        file: *mut bindings::file,
+        table: *mut bindings::poll_table_struct,
+    ) -> c_uint {
+        // SAFETY: An open file of `T`'s.
+        let data = unsafe { Self::data(file) };
+        T::poll(data, &PollTable { file, table })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the VFS with an open file of `T`'s.
+    unsafe extern "C" fn ioctl(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
+        // SAFETY: `open` stored an `Arc<T::Data>`, alive until `release`.
+        let data = unsafe { ArcBorrow::from_raw((*file).private_data.cast::<T::Data>()) };
+        match T::ioctl(data, cmd, arg as usize) {
+            Ok(v) => v as c_long,
+            Err(e) => e.to_errno() as c_long,
+        }
+    }
+}
+
+/// A misc device (`struct miscdevice`): a `static` of the driver's, which
+/// `misc_register` links into its list.
+pub(crate) struct MiscDevice(KernelStatic<bindings::miscdevice>);
+
+impl MiscDevice {
+    /// A misc device with a dynamic minor, named `name`, created as
+    /// `/dev/<nodename>` with `mode`, opening with `fops`.
+    pub(crate) const fn new(
+        name: &'static CStr,
+        nodename: &'static CStr,
+        mode: u16,
+        fops: &'static FileOperations,
+    ) -> Self {
+        Self(KernelStatic::new(bindings::miscdevice {
+            minor: bindings::MISC_DYNAMIC_MINOR as c_int,
+            name: name.as_char_ptr().cast(),
+            nodename: nodename.as_char_ptr().cast(),
+            mode,
+            fops: &fops.0,
+            ..zeroed()
+        }))
+    }
+}
+
+/// Registration of a misc device, undone on drop.
+pub(crate) struct MiscRegistration(&'static MiscDevice);
 
 impl MiscRegistration {
     /// `misc_register()`.
-    pub(crate) fn register() -> Result<Self> {
-        // SAFETY: The miscdevice and fops are static (open files pin the
-        // module through `owner`); registered once.
-        to_result(unsafe { bindings::misc_register(TUN_MISCDEV.get()) })?;
-        Ok(Self(()))
+    pub(crate) fn register(dev: &'static MiscDevice) -> Result<Self> {
+        // SAFETY: A static miscdevice, registered once.
+        to_result(unsafe { bindings::misc_register(dev.0.get()) })?;
+        Ok(Self(dev))
     }
 }
 
 impl Drop for MiscRegistration {
     fn drop(&mut self) {
         // SAFETY: Registered in `register`.
-        unsafe { bindings::misc_deregister(TUN_MISCDEV.get()) }
-    }
-}
-
-/// The `TunFile` behind `file->private_data`.
-///
-/// # Safety
-///
-/// `file` must be a file of our device between `open` and `release`.
-unsafe fn tfile_of<'a>(file: *mut bindings::file) -> ArcBorrow<'a, crate::TunFile> {
-    // SAFETY: `open` stored an `Arc<TunFile>` there, released only by
-    // `release`, which runs after every other file operation.
-    unsafe { ArcBorrow::from_raw((*file).private_data.cast::<crate::TunFile>()) }
-}
-
-/// The `TunFile` behind `file->private_data`, by plain reference (the data
-/// path needs no new `Arc`; `ArcBorrow::from_raw` costs an out-of-line
-/// layout computation per call).
-///
-/// # Safety
-///
-/// As for [`tfile_of`].
-#[inline(always)]
-unsafe fn tfile_ref<'a>(file: *mut bindings::file) -> &'a crate::TunFile {
-    // SAFETY: See `tfile_of`; `Arc::into_raw` points at the `TunFile`.
-    unsafe { &*(*file).private_data.cast::<crate::TunFile>() }
-}
-
-/// Whether the call must not block.
-///
-/// # Safety
-///
-/// `iocb` must be valid.
-unsafe fn noblock(iocb: *mut bindings::kiocb) -> bool {
-    // SAFETY: Valid `iocb` and its file.
-    unsafe {
-        ((*(*iocb).ki_filp).f_flags & bindings::O_NONBLOCK) != 0
-            || ((*iocb).ki_flags & bindings::RTUN_IOCB_NOWAIT) != 0
-    }
-}
-
-/// `file_operations.open`.
-///
-/// # Safety
-///
-/// Called by the VFS with a file being opened on our misc device.
-unsafe extern "C" fn tun_chr_open(
-    _inode: *mut bindings::inode,
-    file: *mut bindings::file,
-) -> c_int {
-    from_result(|| {
-        let tfile = crate::tun_chr_open()?;
-        // SAFETY: `file` is being opened; its private data and mode are
-        // ours to set. `FMODE_NOWAIT`, as tun.c: `RWF_NOWAIT` (and
-        // io_uring's non-blocking tries) read and write without blocking
-        // (`noblock()` looks at `IOCB_NOWAIT`).
-        unsafe {
-            (*file).private_data = Arc::into_raw(tfile).cast_mut().cast();
-            (*file).f_mode |= bindings::RTUN_FMODE_NOWAIT;
-        }
-        Ok(0)
-    })
-}
-
-/// `file_operations.release`.
-///
-/// # Safety
-///
-/// Called by the VFS once per opened file, after every other operation.
-unsafe extern "C" fn tun_chr_close(
-    _inode: *mut bindings::inode,
-    file: *mut bindings::file,
-) -> c_int {
-    // SAFETY: `open` stored the reference; this is the last use.
-    let tfile = unsafe { Arc::from_raw((*file).private_data.cast::<crate::TunFile>()) };
-    crate::tun_chr_close(tfile);
-    0
-}
-
-/// `file_operations.read_iter`.
-///
-/// # Safety
-///
-/// Called by the VFS with a valid `iocb` of an open file of ours and a
-/// valid `to`.
-unsafe extern "C" fn tun_chr_read_iter(
-    iocb: *mut bindings::kiocb,
-    to: *mut bindings::iov_iter,
-) -> isize {
-    // SAFETY: Valid `iocb` of an open file of ours; `to` valid for the call.
-    let (tfile, nb) = unsafe { (tfile_ref((*iocb).ki_filp), noblock(iocb)) };
-    let mut to = IovIter(to);
-    match crate::tun_chr_read_iter(tfile, &mut to, nb) {
-        Ok(n) => n as isize,
-        Err(e) => e.to_errno() as isize,
-    }
-}
-
-/// `file_operations.write_iter`.
-///
-/// # Safety
-///
-/// Called by the VFS with a valid `iocb` of an open file of ours and a
-/// valid `from`.
-unsafe extern "C" fn tun_chr_write_iter(
-    iocb: *mut bindings::kiocb,
-    from: *mut bindings::iov_iter,
-) -> isize {
-    // SAFETY: Valid `iocb` of an open file of ours; `from` valid for the call.
-    let (tfile, nb) = unsafe { (tfile_ref((*iocb).ki_filp), noblock(iocb)) };
-    let mut from = IovIter(from);
-    match crate::tun_chr_write_iter(tfile, &mut from, nb) {
-        Ok(n) => n as isize,
-        Err(e) => e.to_errno() as isize,
-    }
-}
-
-/// `file_operations.poll`.
-///
-/// # Safety
-///
-/// Called by the VFS with an open file of ours and a valid poll table.
-unsafe extern "C" fn tun_chr_poll(
-    file: *mut bindings::file,
-    table: *mut bindings::poll_table_struct,
-) -> c_uint {
-    // SAFETY: An open file of ours.
-    let tfile = unsafe { tfile_ref(file) };
-    crate::tun_chr_poll(tfile, &PollTable { file, table })
-}
-
-/// `file_operations.unlocked_ioctl`.
-///
-/// # Safety
-///
-/// Called by the VFS with an open file of ours.
-unsafe extern "C" fn tun_chr_ioctl(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
-    // SAFETY: An open file of ours.
-    let tfile = unsafe { tfile_of(file) };
-    match crate::tun_chr_ioctl(tfile, cmd, arg as usize) {
-        Ok(v) => v as c_long,
-        Err(e) => e.to_errno() as c_long,
+        unsafe { bindings::misc_deregister(self.0 .0.get()) }
     }
 }

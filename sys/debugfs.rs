@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! debugfs: directories, and read-only files whose text is generated at open.
+//! debugfs: directories ([`Dentry`]), read-only files whose text a driver
+//! generates at open ([`TextFile`], [`DevTextFile`] for a file per device,
+//! [`DebugfsFops`] built from them at compile time), and a device's own
+//! directory that follows its name and namespace ([`DevDebugfs`]).
 
 use super::*;
-
-// ---------------------------------------------------------------------------
-// debugfs.
 
 /// A debugfs directory, removed (recursively) on drop.
 pub(crate) struct Dentry(NonNull<bindings::dentry>);
@@ -28,58 +28,37 @@ impl Dentry {
         NonNull::new(d).map(Dentry)
     }
 
-    /// A read-only file whose contents `show` writes; `data` is what
-    /// `show` gets back.
+    /// A read-only file of `fops`; `data` is what its open gets back.
     ///
     /// # Safety
     ///
-    /// `data` must stay valid until this directory is removed.
-    unsafe fn file(&self, name: &CStr, fops: &'static DebugfsFops, data: *const c_void) {
+    /// `data` is what `fops` expects and stays valid until this directory is
+    /// removed.
+    unsafe fn file_with(&self, name: &CStr, fops: &'static DebugfsFops, data: *const c_void) {
         // SAFETY: `self` is a live directory; `fops` is static; the caller
-        // keeps `data` alive until removal, which waits for readers.
+        // keeps `data` alive until removal, which waits for the files' users.
         unsafe {
             bindings::debugfs_create_file(
                 name.as_char_ptr().cast(),
                 0o444,
                 self.0.as_ptr(),
                 data.cast_mut(),
-                fops.0.get().cast_const(),
+                &fops.0,
             )
         };
     }
 
-    /// A module-wide file (no per-object data).
-    pub(crate) fn module_file(&self, name: &CStr, fops: &'static DebugfsFops) {
-        // SAFETY: No data.
-        unsafe { self.file(name, fops, ptr::null()) };
+    /// A module-wide file of a [`TextFile`].
+    pub(crate) fn text_file(&self, name: &CStr, fops: &'static DebugfsFops<()>) {
+        // SAFETY: Module-wide fops take no data.
+        unsafe { self.file_with(name, fops.untyped(), ptr::null()) };
     }
 }
 
 impl Drop for Dentry {
     fn drop(&mut self) {
-        // SAFETY: A live directory of ours; removal waits for readers.
+        // SAFETY: A live directory of ours; removal waits for its files' users.
         unsafe { bindings::debugfs_remove(self.0.as_ptr()) };
-    }
-}
-
-/// A `file_operations` for a generated-text debugfs file: the text is
-/// generated once at open (so a reader sees one consistent snapshot across
-/// its reads) and freed at release.
-pub(crate) struct DebugfsFops(KernelStatic<bindings::file_operations>);
-
-impl DebugfsFops {
-    pub(super) const fn new(
-        open: unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int,
-    ) -> Self {
-        Self(KernelStatic::new(bindings::file_operations {
-            open: Some(open),
-            read: Some(text_read),
-            release: Some(text_release),
-            // An open file pins the module: debugfs' proxy calls `release`
-            // whenever the file is closed, `rmmod` or not.
-            owner: this_module!(),
-            ..zeroed()
-        }))
     }
 }
 
@@ -94,15 +73,74 @@ impl core::fmt::Write for TextBuf {
     }
 }
 
+/// A module-wide debugfs file whose text is generated at open.
+pub(crate) trait TextFile: 'static {
+    /// Writes the file's text (an error is the open's errno).
+    fn show(t: &mut TextBuf) -> Result;
+}
+
+/// A per-device debugfs file whose text is generated at open from the
+/// device (one holding a `Priv`).
+pub(crate) trait DevTextFile: 'static {
+    /// The private area of the devices.
+    type Priv: 'static;
+    /// Writes the file's text.
+    fn show(dev: &NetDevice<Self::Priv>, t: &mut TextBuf) -> Result;
+}
+
+/// The `file_operations` of a generated-text debugfs file: the text is
+/// generated once at open (so a reader sees one consistent snapshot across
+/// its reads) and freed at release. `D` is what the file's data is: `()`
+/// for a module-wide file, the device's private type for a per-device one.
+/// A `static` of the driver's.
+pub(crate) struct DebugfsFops<D = ()>(bindings::file_operations, PhantomData<D>);
+
+// SAFETY: Function pointers and the module pointer, read by the kernel.
+unsafe impl<D> Sync for DebugfsFops<D> {}
+
+impl DebugfsFops<()> {
+    /// The fops of a module-wide [`TextFile`].
+    pub(crate) const fn text<T: TextFile>() -> Self {
+        Self::with_open(open_text_file::<T>)
+    }
+}
+
+impl<P> DebugfsFops<P> {
+    /// The fops of a per-device [`DevTextFile`].
+    pub(crate) const fn dev_text<T: DevTextFile<Priv = P>>() -> Self {
+        Self::with_open(open_dev_text_file::<T>)
+    }
+
+    const fn with_open(
+        open: unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int,
+    ) -> Self {
+        Self(
+            bindings::file_operations {
+                open: Some(open),
+                read: Some(text_read),
+                release: Some(text_release),
+                // An open file pins the module: debugfs' proxy calls
+                // `release` whenever the file is closed, `rmmod` or not.
+                owner: this_module(),
+                ..zeroed()
+            },
+            PhantomData,
+        )
+    }
+
+    fn untyped(&'static self) -> &'static DebugfsFops {
+        // SAFETY: `DebugfsFops<D>` differs from `DebugfsFops<()>` only in a
+        // zero-sized marker; the layouts are the same.
+        unsafe { &*(self as *const Self).cast::<DebugfsFops>() }
+    }
+}
+
 /// Generates the text with `show` and keeps it in `file->private_data`.
 ///
 /// # Safety
 ///
-/// `file` is a debugfs file being opened with one of our [`DebugfsFops`].
-pub(super) unsafe fn open_text(
-    file: *mut bindings::file,
-    show: impl FnOnce(&mut TextBuf) -> Result,
-) -> c_int {
+/// `file` is a debugfs file being opened with a [`DebugfsFops`].
+unsafe fn open_text(file: *mut bindings::file, show: impl FnOnce(&mut TextBuf) -> Result) -> c_int {
     let mut text = TextBuf(KVec::new());
     if let Err(e) = show(&mut text) {
         return e.to_errno();
@@ -116,6 +154,38 @@ pub(super) unsafe fn open_text(
         },
         Err(_) => ENOMEM.to_errno(),
     }
+}
+
+/// `open` of a module-wide [`TextFile`].
+///
+/// # Safety
+///
+/// Called by debugfs on a file being opened.
+unsafe extern "C" fn open_text_file<T: TextFile>(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: Forwarded.
+    unsafe { open_text(file, T::show) }
+}
+
+/// `open` of a per-device [`DevTextFile`].
+///
+/// # Safety
+///
+/// Called by debugfs for a file created by [`DevDebugfs::create`], whose
+/// data is a device holding a `T::Priv`.
+unsafe extern "C" fn open_dev_text_file<T: DevTextFile>(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: The data is the device, alive until its files are removed
+    // (`DevDebugfs::remove`, before the device can be freed), and removal
+    // waits for this open.
+    let dev =
+        unsafe { NetDevice::<T::Priv>::from_raw(bindings::rtun_file_inode_private(file).cast()) };
+    // SAFETY: Forwarded.
+    unsafe { open_text(file, |t| T::show(dev, t)) }
 }
 
 /// `read` of a generated-text debugfs file (`simple_read_from_buffer()`).
@@ -151,78 +221,50 @@ unsafe extern "C" fn text_release(
     0
 }
 
-/// `open` of `<debugfs>/rust_tun/jump_sites`.
-///
-/// # Safety
-///
-/// Called by debugfs on a file being opened.
-unsafe extern "C" fn jump_sites_open(
-    _inode: *mut bindings::inode,
-    file: *mut bindings::file,
-) -> c_int {
-    // SAFETY: Forwarded.
-    unsafe { open_text(file, |t| crate::rps::show_jump_sites(t).map_err(|_| ENOMEM)) }
+/// A driver's debugfs root directory, reachable from its callbacks: a
+/// `static` of the driver's, created by [`DebugfsRoot::create`] and removed
+/// when the returned registration drops.
+pub(crate) struct DebugfsRoot(AtomicPtr<bindings::dentry>);
+
+impl DebugfsRoot {
+    /// No directory yet.
+    pub(crate) const fn new() -> Self {
+        Self(AtomicPtr::new(ptr::null_mut()))
+    }
+
+    /// Creates the directory `name` at debugfs' top; `None` without debugfs.
+    pub(crate) fn create(&'static self, name: &CStr) -> Option<DebugfsRootRegistration> {
+        let dir = Dentry::dir(name, None)?;
+        self.0.store(dir.0.as_ptr(), Ordering::Release);
+        Some(DebugfsRootRegistration(self, dir))
+    }
+
+    /// The directory, while it exists.
+    fn dir(&self) -> Option<core::mem::ManuallyDrop<Dentry>> {
+        NonNull::new(self.0.load(Ordering::Acquire))
+            .map(|d| core::mem::ManuallyDrop::new(Dentry(d)))
+    }
 }
 
-/// `open` of a per-device debugfs file.
-///
-/// # Safety
-///
-/// Called by debugfs for a file created by [`DevDebugfs::create`], whose
-/// data is the device.
-unsafe fn dev_open(
-    file: *mut bindings::file,
-    show: fn(&NetDevice, &mut TextBuf) -> core::fmt::Result,
-) -> c_int {
-    // SAFETY: The data is a device of ours, alive until its files are
-    // removed in `ndo_uninit` (removal waits for this open).
-    let dev = unsafe { NetDevice::from_raw(bindings::rtun_file_inode_private(file).cast()) };
-    // SAFETY: Forwarded.
-    unsafe { open_text(file, |t| show(dev, t).map_err(|_| ENOMEM)) }
+/// A [`DebugfsRoot`]'s directory, removed (with everything in it) on drop.
+pub(crate) struct DebugfsRootRegistration(&'static DebugfsRoot, Dentry);
+
+impl DebugfsRootRegistration {
+    /// The directory.
+    pub(crate) fn dir(&self) -> &Dentry {
+        &self.1
+    }
 }
 
-/// `open` of `<debugfs>/rust_tun/<dev>/flows`.
-///
-/// # Safety
-///
-/// See [`dev_open`].
-unsafe extern "C" fn dev_flows_open(
-    _inode: *mut bindings::inode,
-    file: *mut bindings::file,
-) -> c_int {
-    // SAFETY: Forwarded.
-    unsafe { dev_open(file, crate::tun_show_flows) }
+impl Drop for DebugfsRootRegistration {
+    fn drop(&mut self) {
+        // The directory itself goes with `self.1`, after this.
+        self.0 .0.store(ptr::null_mut(), Ordering::Release);
+    }
 }
 
-/// `open` of `<debugfs>/rust_tun/<dev>/stats`.
-///
-/// # Safety
-///
-/// See [`dev_open`].
-unsafe extern "C" fn dev_stats_open(
-    _inode: *mut bindings::inode,
-    file: *mut bindings::file,
-) -> c_int {
-    // SAFETY: Forwarded.
-    unsafe { dev_open(file, crate::tun_show_stats) }
-}
-
-/// The fops of `jump_sites`.
-pub(crate) static JUMP_SITES_FOPS: DebugfsFops = DebugfsFops::new(jump_sites_open);
-static DEV_FLOWS_FOPS: DebugfsFops = DebugfsFops::new(dev_flows_open);
-static DEV_STATS_FOPS: DebugfsFops = DebugfsFops::new(dev_stats_open);
-
-/// The module's debugfs root, `<debugfs>/rust_tun`, for per-device dirs.
-static DEBUGFS_ROOT: AtomicPtr<bindings::dentry> = AtomicPtr::new(ptr::null_mut());
-
-/// Creates `<debugfs>/rust_tun` (kept by the module until unload).
-pub(crate) fn debugfs_root_create() -> Option<Dentry> {
-    let root = Dentry::dir(kernel::c_str!("rust_tun"), None)?;
-    DEBUGFS_ROOT.store(root.0.as_ptr(), Ordering::Release);
-    Some(root)
-}
-
-/// The per-device debugfs directory, `<debugfs>/rust_tun/<ifname>`.
+/// A device's debugfs directory, `<root>/<ifname>` (with `@<netns inode>`
+/// outside the initial network namespace: names are per namespace).
 pub(crate) struct DevDebugfs(AtomicPtr<bindings::dentry>);
 
 impl DevDebugfs {
@@ -231,15 +273,16 @@ impl DevDebugfs {
         Self(AtomicPtr::new(ptr::null_mut()))
     }
 
-    /// Creates the directory and its files for `dev` (under rtnl): named
-    /// after the device, with `@<netns inode>` for a device outside the
-    /// initial namespace (names are per namespace). Replaces the old one.
-    pub(crate) fn create(&self, dev: &NetDevice, _rtnl: &Rtnl<'_>) {
+    /// Creates the directory under `root` with `files` for `dev`, replacing
+    /// the old one (under rtnl: the device's name and namespace are stable).
+    pub(crate) fn create<P>(
+        &self,
+        root: &DebugfsRoot,
+        dev: &NetDevice<P>,
+        files: &[(&CStr, &'static DebugfsFops<P>)],
+        _rtnl: &Rtnl<'_>,
+    ) {
         self.remove();
-        let root = DEBUGFS_ROOT.load(Ordering::Acquire);
-        let Some(root) = NonNull::new(root) else {
-            return;
-        };
         let ifname = dev.name();
         let end = ifname.iter().position(|&c| c == 0).unwrap_or(ifname.len());
         let mut name = TextBuf(KVec::new());
@@ -254,17 +297,19 @@ impl DevDebugfs {
         else {
             return;
         };
-        let root = core::mem::ManuallyDrop::new(Dentry(root));
+        let Some(root) = root.dir() else {
+            return;
+        };
         let Some(dir) = Dentry::dir(name, Some(&root)) else {
             return;
         };
         let data = ptr::from_ref(dev).cast::<c_void>();
-        // SAFETY: The device outlives its directory: `remove` runs at
-        // `NETDEV_UNREGISTER` and in `ndo_uninit`, before the device can
-        // be freed, and waits for the files' users.
-        unsafe {
-            dir.file(kernel::c_str!("flows"), &DEV_FLOWS_FOPS, data);
-            dir.file(kernel::c_str!("stats"), &DEV_STATS_FOPS, data);
+        for (file, fops) in files {
+            // SAFETY: The fops are per-device ones for devices holding a
+            // `P`, and the device outlives its directory: the driver removes
+            // it before the device can be freed (at `NETDEV_UNREGISTER`, in
+            // `ndo_uninit`), and removal waits for the files' users.
+            unsafe { dir.file_with(file, fops.untyped(), data) };
         }
         let old = self.0.swap(
             core::mem::ManuallyDrop::new(dir).0.as_ptr(),
@@ -276,10 +321,16 @@ impl DevDebugfs {
         }
     }
 
-    /// Removes the directory, waiting for readers.
+    /// Removes the directory, waiting for its files' users.
     pub(crate) fn remove(&self) {
         if let Some(d) = NonNull::new(self.0.swap(ptr::null_mut(), Ordering::AcqRel)) {
             drop(Dentry(d));
         }
+    }
+}
+
+impl Drop for DevDebugfs {
+    fn drop(&mut self) {
+        self.remove();
     }
 }

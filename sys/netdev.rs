@@ -1,39 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Net devices: `NetDevice`, `DevRef`, `RcuDev`, `NetDeviceBuilder`, the
-//! `net_device_ops`/`ethtool_ops`/`rtnl_link_ops` tables and their
-//! callbacks, and the netdevice notifier.
+//! Net devices: [`NetDevice`] (a device whose private area holds a `P`),
+//! [`DevRef`], [`RcuDev`], [`NetDeviceBuilder`]; the traits a driver
+//! implements -- [`NetDriver`] (set-up, ethtool), [`NetDevOps`] (the
+//! `net_device_ops`), [`NetdevEvents`] (the netdevice notifier) -- and the
+//! adapters that turn them into C tables at compile time ([`LinkOps`],
+//! [`DevOps`], [`Notifier`]; the shape of `rust/kernel/net/phy.rs`'
+//! `Adapter<T>`). A device is the driver's when its `rtnl_link_ops` is the
+//! driver's [`LinkOps`], as tun.c decides it.
 
 use super::*;
 
 // ---------------------------------------------------------------------------
 // net_device.
 
-/// A network device created by this module.
+/// A network device whose private area holds a `P`.
 ///
 /// # Invariants
 ///
-/// The device was allocated by [`NetDeviceBuilder::alloc`], so its private
-/// area holds an initialised `crate::Tun` until `priv_destructor` runs, and
-/// its `netdev_ops` is one of ours. References to it are only handed out
-/// while it is alive: in callbacks, under rtnl while registered, or under a
-/// [`DevRef`].
+/// The device was allocated by [`NetDeviceBuilder::alloc`] for a `P` (its
+/// `rtnl_link_ops` is a [`LinkOps<P>`]), so its private area holds an
+/// initialised `P` until `priv_destructor` runs. References to it are only
+/// handed out while it is alive: in callbacks, under rtnl while registered
+/// (see [`Rtnl`]), or under a [`DevRef`].
 #[repr(transparent)]
-pub(crate) struct NetDevice(Opaque<bindings::net_device>);
+pub(crate) struct NetDevice<P>(Opaque<bindings::net_device>, PhantomData<P>);
 
 // SAFETY: `net_device` is shared between CPUs by design; every access goes
-// through the kernel's own synchronisation or atomics.
-unsafe impl Sync for NetDevice {}
+// through the kernel's own synchronisation or atomics, and `P: Sync` is what
+// the private area shares.
+unsafe impl<P: Sync> Sync for NetDevice<P> {}
 // SAFETY: As above.
-unsafe impl Send for NetDevice {}
+unsafe impl<P: Sync> Send for NetDevice<P> {}
 
-/// Net device flags read by the driver.
+/// Net device flags read by drivers.
 pub(crate) const IFF_UP: u32 = bindings::RTUN_IFF_UP;
 
-impl NetDevice {
+impl<P> NetDevice<P> {
     /// # Safety
     ///
-    /// `ptr` must be a device of ours (see the type invariants), alive for `'a`.
+    /// `ptr` is a device whose private area holds a `P` (see the type
+    /// invariants), alive for `'a`.
     pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
         // SAFETY: `NetDevice` is transparent over `net_device`.
         unsafe { &*ptr.cast() }
@@ -43,70 +50,38 @@ impl NetDevice {
         self.0.get()
     }
 
-    /// The driver state in the private area (`netdev_priv()`, which is
-    /// `dev->priv`: computed inline).
+    /// The private area (`netdev_priv()`).
     #[inline(always)]
-    pub(crate) fn tun(&self) -> &crate::Tun {
-        // SAFETY: By the type invariants the private area, at
-        // `offsetof(struct net_device, priv)`, holds an initialised `Tun`
-        // while the device is alive.
-        unsafe {
-            &*self
-                .as_ptr()
-                .cast::<u8>()
-                .add(bindings::RTUN_NETDEV_PRIV as usize)
-                .cast::<crate::Tun>()
-        }
+    pub(crate) fn priv_(&self) -> &P {
+        // SAFETY: By the type invariants the private area holds an
+        // initialised `P` while the device is alive.
+        unsafe { &*inline::netdev_priv(self.as_ptr()).cast::<P>() }
     }
 
     /// `dev->name`.
     pub(crate) fn name(&self) -> [u8; bindings::IFNAMSIZ as usize] {
-        // SAFETY: `name` is a fixed array written under rtnl; a racy read of
-        // a renaming device gives some bytes of a name, as in C.
-        let name = unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).name)) };
-        name.map(|c| c as u8)
+        // SAFETY: A fixed array written under rtnl; a racy read of a
+        // renaming device gives some bytes of a name, as in C.
+        unsafe { inline::NETDEV_NAME.read_once(self.as_ptr()) }
     }
 
-    /// `dev->flags` (`IFF_UP`, ...).
+    /// `dev->flags` (`IFF_UP`, ...), READ_ONCE.
     pub(crate) fn flags(&self) -> u32 {
-        // SAFETY: A plain integer field; READ_ONCE semantics.
-        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).flags)) }
+        // SAFETY: A live device.
+        unsafe { inline::NETDEV_FLAGS.read_once(self.as_ptr()) }
     }
 
-    /// Whether the device is in the initial network namespace.
-    pub(crate) fn net_is_init(&self) -> bool {
-        // SAFETY: Valid device; `dev_net` is stable while we are called
-        // under rtnl (moves happen under rtnl) and a plain read otherwise.
-        unsafe { bindings::rtun_dev_net_is_init(self.as_ptr()) }
-    }
-
-    /// The inode number of the device's network namespace (`ip netns
-    /// identify`, `/proc/PID/ns/net`).
-    pub(crate) fn net_inum(&self) -> u32 {
-        // SAFETY: As for `net_is_init`.
-        unsafe { bindings::rtun_dev_net_inum(self.as_ptr()) }
-    }
-
-    /// `txq_trans_cond_update()` of transmit queue `txq`: lockless
-    /// transmit (`dev->lltx`) updates `trans_start` itself, as tun.c does.
-    #[inline(always)]
-    pub(crate) fn txq_trans_cond_update(&self, txq: u16) {
-        // SAFETY: Valid device; `txq` is the queue the core called us for
-        // (`skb->queue_mapping < real_num_tx_queues`).
-        unsafe { bindings::rtun_txq_trans_cond_update(self.as_ptr(), txq) }
-    }
-
-    /// `dev->tx_queue_len`.
+    /// `dev->tx_queue_len`, READ_ONCE.
     pub(crate) fn tx_queue_len(&self) -> u32 {
-        // SAFETY: A plain integer field; READ_ONCE semantics.
-        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).tx_queue_len)) }
+        // SAFETY: A live device.
+        unsafe { inline::NETDEV_TX_QUEUE_LEN.read_once(self.as_ptr()) }
     }
 
     /// `dev->reg_state == NETREG_REGISTERED`.
     pub(crate) fn is_registered(&self) -> bool {
-        // SAFETY: A plain field written under rtnl; READ_ONCE semantics.
-        let s = unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).reg_state)) };
-        s as u32 == bindings::RTUN_NETREG_REGISTERED
+        // SAFETY: A live device.
+        let s = unsafe { inline::NETDEV_REG_STATE.read_once(self.as_ptr()) };
+        u32::from(s) == bindings::RTUN_NETREG_REGISTERED
     }
 
     /// `netif_running()`.
@@ -145,17 +120,18 @@ impl NetDevice {
         unsafe { bindings::rtun_netif_tx_wake_all_queues(self.as_ptr()) }
     }
 
-    /// `tun_set_real_num_queues()`: `netif_set_real_num_{tx,rx}_queues()`.
+    /// `netif_set_real_num_{tx,rx}_queues()`. Like tun.c, a failure (n == 0)
+    /// leaves the old numbers, which is harmless.
     pub(crate) fn set_real_num_queues(&self, n: u32, _rtnl: &Rtnl<'_>) {
-        // SAFETY: Valid device; rtnl held. Like tun.c, a failure (n == 0)
-        // leaves the old numbers, which is harmless.
+        // SAFETY: Valid device; rtnl held.
         unsafe {
             bindings::netif_set_real_num_tx_queues(self.as_ptr(), n);
             bindings::netif_set_real_num_rx_queues(self.as_ptr(), n);
         }
     }
 
-    /// `netdev_state_change()` (notifiers run, ours among them: `&mut`).
+    /// `netdev_state_change()` (notifiers run, the driver's among them:
+    /// `&mut`).
     pub(crate) fn state_change(&self, _rtnl: &mut Rtnl<'_>) {
         // SAFETY: Valid device; rtnl held.
         unsafe { bindings::netdev_state_change(self.as_ptr()) }
@@ -165,138 +141,123 @@ impl NetDevice {
     /// device is freed later, in `rtnl_unlock()`, after its
     /// `priv_destructor`, once all references are gone.
     pub(crate) fn unregister(&self, _rtnl: &mut Rtnl<'_>) {
-        // SAFETY: A registered device of ours; rtnl held.
+        // SAFETY: A registered device; rtnl held.
         unsafe { bindings::unregister_netdevice_queue(self.as_ptr(), ptr::null_mut()) }
+    }
+
+    /// Whether the device is in the initial network namespace.
+    pub(crate) fn net_is_init(&self) -> bool {
+        // SAFETY: Valid device; `dev_net` is stable under rtnl (moves
+        // happen under rtnl) and a plain read otherwise.
+        unsafe { bindings::rtun_dev_net_is_init(self.as_ptr()) }
+    }
+
+    /// The inode number of the device's network namespace (`ip netns
+    /// identify`, `/proc/PID/ns/net`).
+    pub(crate) fn net_inum(&self) -> u32 {
+        // SAFETY: As for `net_is_init`.
+        unsafe { bindings::rtun_dev_net_inum(self.as_ptr()) }
+    }
+
+    /// `txq_trans_cond_update()` of transmit queue `txq`: lockless
+    /// transmit (`dev->lltx`) updates `trans_start` itself.
+    #[inline(always)]
+    pub(crate) fn txq_trans_cond_update(&self, txq: u16) {
+        // SAFETY: Valid device; `txq` is the queue the core called the
+        // driver for (`skb->queue_mapping < real_num_tx_queues`).
+        unsafe { bindings::rtun_txq_trans_cond_update(self.as_ptr(), txq) }
     }
 
     /// Takes a reference (`dev_hold()`).
     #[inline(always)]
-    pub(crate) fn hold(&self) -> DevRef {
-        self.refcnt_add::<true>();
+    pub(crate) fn hold(&self) -> DevRef<P> {
+        // SAFETY: A live device.
+        unsafe { inline::dev_refcnt_add::<true>(self.as_ptr()) };
         // INVARIANT: The reference just taken.
         DevRef(NonNull::from(self))
     }
 
-    /// `dev_hold()` (`INC`) or `dev_put()`: with per-CPU device refcounts
-    /// and no refcount tracker, C's inline `this_cpu_inc/dec(*dev->pcpu_refcnt)`,
-    /// one `%gs`-relative instruction; otherwise the C shims.
-    #[inline(always)]
-    fn refcnt_add<const INC: bool>(&self) {
-        #[cfg(all(CONFIG_PCPU_DEV_REFCNT, not(CONFIG_NET_DEV_REFCNT_TRACKER)))]
-        {
-            // SAFETY: `pcpu_refcnt` is the device's `int __percpu *`, valid
-            // while the device is (this is a live device or a reference we
-            // own); per-CPU pointers are offsets from %gs on x86_64.
-            unsafe {
-                let pcpu = ptr::read(
-                    self.as_ptr()
-                        .cast::<u8>()
-                        .add(bindings::RTUN_NETDEV_PCPU_REFCNT as usize)
-                        .cast::<*mut i32>(),
-                );
-                if INC {
-                    ::core::arch::asm!("incl %gs:({0})", in(reg) pcpu, options(att_syntax, nostack));
-                } else {
-                    ::core::arch::asm!("decl %gs:({0})", in(reg) pcpu, options(att_syntax, nostack));
-                }
-            }
-        }
-        // The debug kernel's refcount tracker builds and runs this one.
-        #[cfg(not(all(CONFIG_PCPU_DEV_REFCNT, not(CONFIG_NET_DEV_REFCNT_TRACKER))))]
-        // SAFETY: Valid device.
-        unsafe {
-            if INC {
-                bindings::rtun_dev_hold(self.as_ptr())
-            } else {
-                bindings::rtun_dev_put(self.as_ptr())
-            }
-        }
-    }
-
-    /// `__dev_get_by_name()`, if the device found is one of ours. It stays
+    /// `__dev_get_by_name()`, if the device found is `link`'s. It stays
     /// valid for the whole rtnl section `'g` (see [`Rtnl`]).
     pub(crate) fn get_by_name<'g>(
         net: &NetNs,
         name: &CStr,
+        link: &'static LinkOps<P>,
         _rtnl: &Rtnl<'g>,
-    ) -> Option<Result<&'g NetDevice>> {
+    ) -> Option<Result<&'g NetDevice<P>>> {
         // SAFETY: rtnl held; `name` is NUL-terminated.
         let p = unsafe { bindings::__dev_get_by_name(net.0.as_ptr(), name.as_char_ptr().cast()) };
         if p.is_null() {
             return None;
         }
-        // SAFETY: `p` is a registered device, alive while rtnl is held.
-        let ops = unsafe { (*p).netdev_ops };
-        if is_our_ops(ops) {
-            // SAFETY: One of ours (its ops are ours), registered now: even
-            // if the section unregisters it, it is freed only in
-            // `rtnl_unlock()`, after `'g`.
-            Some(Ok(unsafe { NetDevice::from_raw(p) }))
-        } else {
-            Some(Err(EINVAL))
+        if !link.owns(p) {
+            return Some(Err(EINVAL));
         }
+        // SAFETY: `link`'s, so its private area holds a `P`; registered now:
+        // even if the section unregisters it, it is freed only in
+        // `rtnl_unlock()`, after `'g`.
+        Some(Ok(unsafe { NetDevice::from_raw(p) }))
     }
 }
 
-/// A counted reference to one of our devices (`dev_hold`/`dev_put`).
+/// A counted reference to a device (`dev_hold`/`dev_put`).
 ///
 /// # Invariants
 ///
 /// Owns one reference, which keeps the device and its private area alive.
-pub(crate) struct DevRef(NonNull<NetDevice>);
+pub(crate) struct DevRef<P>(NonNull<NetDevice<P>>);
 
 // SAFETY: Device references can be dropped on any thread.
-unsafe impl Send for DevRef {}
+unsafe impl<P: Sync> Send for DevRef<P> {}
 
-impl core::ops::Deref for DevRef {
-    type Target = NetDevice;
-    fn deref(&self) -> &NetDevice {
+impl<P> core::ops::Deref for DevRef<P> {
+    type Target = NetDevice<P>;
+    fn deref(&self) -> &NetDevice<P> {
         // SAFETY: The reference we own keeps the device alive.
         unsafe { self.0.as_ref() }
     }
 }
 
-impl Drop for DevRef {
+impl<P> Drop for DevRef<P> {
     #[inline(always)]
     fn drop(&mut self) {
-        // Gives back the reference we own (type invariants).
-        self.refcnt_add::<false>();
+        // SAFETY: Gives back the reference we own (type invariants).
+        unsafe { inline::dev_refcnt_add::<false>(self.as_ptr()) };
     }
 }
 
 /// A device pointer that readers take references from under RCU
 /// (`tun_file->tun` in tun.c).
-pub(crate) struct RcuDev(AtomicPtr<bindings::net_device>);
+pub(crate) struct RcuDev<P>(AtomicPtr<bindings::net_device>, PhantomData<P>);
 
-impl RcuDev {
+impl<P> RcuDev<P> {
     /// No device.
     pub(crate) const fn null() -> Self {
-        Self(AtomicPtr::new(ptr::null_mut()))
+        Self(AtomicPtr::new(ptr::null_mut()), PhantomData)
     }
 
     /// `tun_get()`: a counted reference to the device, if any.
-    pub(crate) fn get(&self) -> Option<DevRef> {
+    pub(crate) fn get(&self) -> Option<DevRef<P>> {
         let _rcu = RcuReadGuard::new();
         let p = self.0.load(Ordering::Acquire);
         // SAFETY: `p` was published by `set` while the device was
         // registered, and read inside `_rcu`. A device is freed only after
         // the `synchronize_net()` that `unregister_netdevice` runs after
-        // `ndo_uninit`, and `ndo_uninit` unpublishes every pointer to it
-        // (`tun_net_uninit`); pointers unpublished earlier (detach, close)
-        // belong to a device still registered at that moment, so the same
-        // holds. Either way the device outlives `_rcu`, which spans the
-        // `dev_hold`; from there the reference keeps it.
+        // `ndo_uninit`, and the driver's `ndo_uninit` unpublishes every
+        // pointer to it (the contract of `set`); pointers unpublished
+        // earlier belong to a device still registered at that moment, so
+        // the same holds. Either way the device outlives `_rcu`, which
+        // spans the `dev_hold`; from there the reference keeps it.
         (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) }.hold())
     }
 
     /// The device, under rtnl, valid for the whole rtnl section `'g`.
-    pub(crate) fn get_rtnl<'g>(&self, _rtnl: &Rtnl<'g>) -> Option<&'g NetDevice> {
+    pub(crate) fn get_rtnl<'g>(&self, _rtnl: &Rtnl<'g>) -> Option<&'g NetDevice<P>> {
         let p = self.0.load(Ordering::Acquire);
         // SAFETY: Devices are published and unpublished under rtnl, and
-        // `ndo_uninit` unpublishes a device before its unregistration
-        // completes, so a pointer read under rtnl is a device registered
-        // at the start of this section: freed, if at all, only in
-        // `rtnl_unlock()`, after `'g`.
+        // unpublished before their unregistration completes (`set`), so a
+        // pointer read under rtnl is a device registered at the start of
+        // this section: freed, if at all, only in `rtnl_unlock()`, after `'g`.
         (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) })
     }
 
@@ -306,8 +267,9 @@ impl RcuDev {
     }
 
     /// Publishes `dev` (or none). Readers may hold the old device until the
-    /// next grace period (see `get`).
-    pub(crate) fn set(&self, dev: Option<&NetDevice>, _rtnl: &Rtnl<'_>) {
+    /// next grace period (see `get`). The driver unpublishes a device from
+    /// every `RcuDev` in its `ndo_uninit` at the latest.
+    pub(crate) fn set(&self, dev: Option<&NetDevice<P>>, _rtnl: &Rtnl<'_>) {
         self.0.store(
             dev.map_or(ptr::null_mut(), |d| d.as_ptr()),
             Ordering::Release,
@@ -315,66 +277,429 @@ impl RcuDev {
     }
 }
 
-/// What kind of device to create (`IFF_TUN` or `IFF_TAP`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DevKind {
-    /// Point-to-point L3 device (`IFF_TUN`).
-    Tun,
-    /// Ethernet device (`IFF_TAP`).
-    Tap,
+// ---------------------------------------------------------------------------
+// Set-up, ethtool, rtnl link ops.
+
+/// What `ethtool -i` says of a device.
+pub(crate) struct DrvInfo {
+    pub(crate) driver: &'static [u8],
+    pub(crate) version: &'static [u8],
+    pub(crate) bus_info: &'static [u8],
 }
 
-// The private area is aligned to `NETDEV_ALIGN` (32 bytes).
-const _: () = assert!(core::mem::align_of::<crate::Tun>() <= 32);
+/// A net device driver whose devices' private areas hold a `Priv`.
+pub(crate) trait NetDriver: 'static {
+    /// The private area.
+    type Priv: Sync + 'static;
+    /// `dev->tx_queue_len` at set-up.
+    const TX_QUEUE_LEN: u32;
+    /// `ethtool_ops.get_drvinfo`.
+    fn drvinfo(dev: &NetDevice<Self::Priv>) -> DrvInfo;
+}
+
+/// The `rtnl_link_ops` of a driver (`kind`, set-up, private size), built
+/// at compile time: a `static` of the driver's. Creating devices through
+/// rtnetlink is refused (`EOPNOTSUPP`), as tun.c does.
+pub(crate) struct LinkOps<P>(KernelStatic<bindings::rtnl_link_ops>, PhantomData<P>);
+
+// SAFETY: Rust only hands out the raw pointer; the kernel serialises its
+// writes to the ops (under rtnl).
+unsafe impl<P> Sync for LinkOps<P> {}
+
+impl<P> LinkOps<P> {
+    /// The link ops of driver `D`, kind `kind`.
+    pub(crate) const fn new<D: NetDriver<Priv = P>>(kind: &'static CStr) -> Self {
+        Self(
+            KernelStatic::new(bindings::rtnl_link_ops {
+                kind: kind.as_char_ptr().cast(),
+                priv_size: core::mem::size_of::<P>(),
+                setup: Some(setup::<D>),
+                validate: Some(refuse_newlink),
+                ..zeroed()
+            }),
+            PhantomData,
+        )
+    }
+
+    fn as_ptr(&self) -> *mut bindings::rtnl_link_ops {
+        self.0.get()
+    }
+
+    /// Whether `dev` is one of these ops' devices (its `rtnl_link_ops`).
+    fn owns(&self, dev: *mut bindings::net_device) -> bool {
+        // SAFETY: A live device; reading a pointer field written before
+        // registration.
+        ptr::eq(unsafe { (*dev).rtnl_link_ops }, self.as_ptr())
+    }
+}
+
+/// `setup` of a driver's devices (tun.c's `tun_setup()`): ethtool ops,
+/// lockless transmit, free on unregister, the default `tx_queue_len`.
+///
+/// # Safety
+///
+/// Called by `alloc_netdev_mqs` or rtnl with a fresh, unregistered device.
+unsafe extern "C" fn setup<D: NetDriver>(dev: *mut bindings::net_device) {
+    // SAFETY: A fresh device, ours to set up.
+    unsafe {
+        (*dev).ethtool_ops = &EthtoolTable::<D>::OPS;
+        // Lockless transmit: `ndo_start_xmit` needs no queue lock.
+        bindings::rtun_netdev_set_lltx(dev);
+        (*dev).needs_free_netdev = true;
+        (*dev).tx_queue_len = D::TX_QUEUE_LEN;
+    }
+}
+
+/// `rtnl_link_ops.validate`: creation through rtnetlink is not supported.
+///
+/// # Safety
+///
+/// Called by rtnetlink; the arguments are not used.
+unsafe extern "C" fn refuse_newlink(
+    _tb: *mut *mut bindings::nlattr,
+    _data: *mut *mut bindings::nlattr,
+    _extack: *mut bindings::netlink_ext_ack,
+) -> c_int {
+    errno::EOPNOTSUPP().to_errno()
+}
+
+/// The `ethtool_ops` of driver `D`.
+struct EthtoolTable<D>(PhantomData<D>);
+
+impl<D: NetDriver> EthtoolTable<D> {
+    const OPS: bindings::ethtool_ops = bindings::ethtool_ops {
+        get_drvinfo: Some(Self::get_drvinfo),
+        get_link: Some(bindings::ethtool_op_get_link),
+        ..zeroed()
+    };
+
+    /// `ethtool_ops.get_drvinfo`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the ethtool core on a device of `D`'s with a valid,
+    /// writable `info`.
+    unsafe extern "C" fn get_drvinfo(
+        dev: *mut bindings::net_device,
+        info: *mut bindings::ethtool_drvinfo,
+    ) {
+        // SAFETY: A device of `D`'s (only `D`'s set-up installs these ops);
+        // `info` is valid and writable for the call.
+        let (dev, info) = unsafe { (NetDevice::<D::Priv>::from_raw(dev), &mut *info) };
+        let d = D::drvinfo(dev);
+        strscpy(&mut info.driver, d.driver);
+        strscpy(&mut info.version, d.version);
+        strscpy(&mut info.bus_info, d.bus_info);
+    }
+}
+
+fn strscpy(dst: &mut [core::ffi::c_char], src: &[u8]) {
+    let n = src.len().min(dst.len() - 1);
+    for (d, s) in dst.iter_mut().zip(&src[..n]) {
+        *d = *s as core::ffi::c_char;
+    }
+    dst[n] = 0;
+}
+
+/// Registration of link ops, undone on drop.
+pub(crate) struct LinkOpsRegistration<P: 'static>(&'static LinkOps<P>);
+
+impl<P> LinkOpsRegistration<P> {
+    /// `rtnl_link_register()`.
+    pub(crate) fn register(ops: &'static LinkOps<P>) -> Result<Self> {
+        // SAFETY: Static ops, registered once.
+        to_result(unsafe { bindings::rtnl_link_register(ops.as_ptr()) })?;
+        Ok(Self(ops))
+    }
+}
+
+impl<P> Drop for LinkOpsRegistration<P> {
+    fn drop(&mut self) {
+        // SAFETY: Registered in `register`; this also unregisters every
+        // device of these ops left.
+        unsafe { bindings::rtnl_link_unregister(self.0.as_ptr()) }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// net_device_ops.
+
+/// What a transmit did with the packet it was given.
+pub(crate) enum TxResult {
+    /// Taken (`NETDEV_TX_OK`).
+    Ok,
+    /// Dropped (`NET_XMIT_DROP`, tun's answer for a dropped packet).
+    Dropped,
+}
+
+/// Device counters for `ndo_get_stats64`.
+#[derive(Default)]
+pub(crate) struct Stats64 {
+    pub(crate) rx_packets: u64,
+    pub(crate) rx_bytes: u64,
+    pub(crate) tx_packets: u64,
+    pub(crate) tx_bytes: u64,
+    pub(crate) rx_dropped: u64,
+    pub(crate) tx_dropped: u64,
+    pub(crate) rx_frame_errors: u64,
+}
+
+/// The `net_device_ops` of a driver's devices.
+pub(crate) trait NetDevOps: 'static {
+    /// The private area.
+    type Priv: Sync + 'static;
+    /// `ndo_uninit`: under rtnl, the device is being unregistered (or its
+    /// registration failed). Must unpublish the device from every
+    /// [`RcuDev`].
+    fn uninit<'g>(dev: &'g NetDevice<Self::Priv>, rtnl: &mut Rtnl<'g>);
+    /// `ndo_open`.
+    fn open(dev: &NetDevice<Self::Priv>);
+    /// `ndo_stop`.
+    fn stop(dev: &NetDevice<Self::Priv>);
+    /// `ndo_start_xmit`, with bottom halves off.
+    fn start_xmit(skb: SkBuff, dev: &NetDevice<Self::Priv>, bh: &BhOff) -> TxResult;
+    /// `ndo_select_queue`.
+    fn select_queue(dev: &NetDevice<Self::Priv>, skb: &SkBuff) -> u16;
+    /// `ndo_get_stats64`.
+    fn get_stats64(dev: &NetDevice<Self::Priv>) -> Stats64;
+}
+
+/// A `net_device_ops` table for devices holding a `P`, built at compile
+/// time from a [`NetDevOps`]: a `static` of the driver's.
+pub(crate) struct DevOps<P>(bindings::net_device_ops, PhantomData<P>);
+
+// SAFETY: Only function pointers, read by the kernel.
+unsafe impl<P> Sync for DevOps<P> {}
+
+impl<P> DevOps<P> {
+    /// The ops of `T`; with `ether`, an Ethernet device's address ops too
+    /// (`eth_mac_addr`, `eth_validate_addr`).
+    pub(crate) const fn new<T: NetDevOps<Priv = P>>(ether: bool) -> Self {
+        let ops = bindings::net_device_ops {
+            ndo_uninit: Some(Adapter::<T>::uninit),
+            ndo_open: Some(Adapter::<T>::open),
+            ndo_stop: Some(Adapter::<T>::stop),
+            ndo_start_xmit: Some(Adapter::<T>::start_xmit),
+            ndo_select_queue: Some(Adapter::<T>::select_queue),
+            ndo_get_stats64: Some(Adapter::<T>::get_stats64),
+            ..zeroed()
+        };
+        if ether {
+            Self(
+                bindings::net_device_ops {
+                    ndo_set_mac_address: Some(bindings::eth_mac_addr),
+                    ndo_validate_addr: Some(bindings::eth_validate_addr),
+                    ..ops
+                },
+                PhantomData,
+            )
+        } else {
+            Self(ops, PhantomData)
+        }
+    }
+}
+
+/// The C trampolines of a [`NetDevOps`].
+struct Adapter<T>(PhantomData<T>);
+
+impl<T: NetDevOps> Adapter<T> {
+    /// # Safety
+    ///
+    /// Called by the core, under rtnl, on a device whose ops are `T`'s.
+    unsafe extern "C" fn uninit(dev: *mut bindings::net_device) {
+        // SAFETY: The core calls `ndo_uninit` under rtnl on a device of
+        // `T`'s, from `register_netdevice` (failing) or
+        // `unregister_netdevice*`: reached from the driver only through
+        // `NetDeviceBuilder::register` and `NetDevice::unregister`, which
+        // hold its token mutably borrowed.
+        unsafe { Rtnl::assume_held(|rtnl| T::uninit(NetDevice::from_raw(dev), rtnl)) };
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core, under rtnl, on a registered device of `T`'s.
+    unsafe extern "C" fn open(dev: *mut bindings::net_device) -> c_int {
+        // SAFETY: A registered device of `T`'s.
+        T::open(unsafe { NetDevice::from_raw(dev) });
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core, under rtnl, on a registered device of `T`'s.
+    unsafe extern "C" fn stop(dev: *mut bindings::net_device) -> c_int {
+        // SAFETY: A registered device of `T`'s.
+        T::stop(unsafe { NetDevice::from_raw(dev) });
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core with bottom halves off, a valid skb it hands
+    /// over, and a registered device of `T`'s.
+    unsafe extern "C" fn start_xmit(
+        skb: *mut bindings::sk_buff,
+        dev: *mut bindings::net_device,
+    ) -> bindings::netdev_tx_t {
+        // SAFETY: The core hands us ownership of a valid skb and calls us on
+        // a registered device of `T`'s, alive during the call;
+        // `ndo_start_xmit` always runs with bottom halves off.
+        let (skb, dev, bh) = unsafe {
+            (
+                SkBuff::from_raw(skb),
+                NetDevice::from_raw(dev),
+                BhOff::assume(),
+            )
+        };
+        match T::start_xmit(skb, dev, &bh) {
+            TxResult::Ok => bindings::netdev_tx_NETDEV_TX_OK,
+            TxResult::Dropped => bindings::NET_XMIT_DROP as _,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core with a valid skb on a registered device of `T`'s.
+    unsafe extern "C" fn select_queue(
+        dev: *mut bindings::net_device,
+        skb: *mut bindings::sk_buff,
+        _sb_dev: *mut bindings::net_device,
+    ) -> u16 {
+        // SAFETY: We only borrow the skb: it is not ours to free, so it is
+        // wrapped without ownership.
+        let (dev, skb) = unsafe {
+            (
+                NetDevice::from_raw(dev),
+                core::mem::ManuallyDrop::new(SkBuff::from_raw(skb)),
+            )
+        };
+        T::select_queue(dev, &skb)
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core on a device of `T`'s with a valid `stats`.
+    unsafe extern "C" fn get_stats64(
+        dev: *mut bindings::net_device,
+        stats: *mut bindings::rtnl_link_stats64,
+    ) {
+        // SAFETY: A device of `T`'s; `stats` is valid and writable.
+        let (dev, stats) = unsafe { (NetDevice::from_raw(dev), &mut *stats) };
+        let s = T::get_stats64(dev);
+        stats.rx_packets = s.rx_packets;
+        stats.rx_bytes = s.rx_bytes;
+        stats.tx_packets = s.tx_packets;
+        stats.tx_bytes = s.tx_bytes;
+        stats.rx_dropped = s.rx_dropped;
+        stats.tx_dropped = s.tx_dropped;
+        stats.rx_frame_errors = s.rx_frame_errors;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Allocation and registration.
 
 /// A device allocated but not registered yet. Dropping it frees it.
-pub(crate) struct NetDeviceBuilder(NonNull<bindings::net_device>);
+///
+/// # Invariants
+///
+/// The device's private area holds an initialised `P`; it is not
+/// registered; it is owned here alone.
+pub(crate) struct NetDeviceBuilder<P>(NonNull<bindings::net_device>, PhantomData<P>);
 
-impl NetDeviceBuilder {
-    /// `alloc_netdev_mqs()` with `tun_setup()` and, per kind,
-    /// `tun_net_initialize()`: a device of ours with `tun` in its private area.
-    pub(crate) fn alloc(
+impl<P: Sync> NetDeviceBuilder<P> {
+    /// `alloc_netdev_mqs()` with `D`'s set-up, `init` in the private area,
+    /// `link`'s ops, in namespace `net`.
+    pub(crate) fn alloc<D: NetDriver<Priv = P>>(
+        link: &'static LinkOps<P>,
         name: &CStr,
-        kind: DevKind,
         queues: u32,
         net: &NetNs,
-        tun: impl PinInit<crate::Tun, Error>,
+        init: impl PinInit<P, Error>,
     ) -> Result<Self> {
-        // SAFETY: `name` is NUL-terminated; `tun_setup` matches the
-        // expected signature.
+        const { assert!(core::mem::align_of::<P>() <= bindings::RTUN_NETDEV_ALIGN as usize) };
+        // SAFETY: `name` is NUL-terminated; the set-up function fits.
         let p = unsafe {
             bindings::alloc_netdev_mqs(
-                core::mem::size_of::<crate::Tun>() as c_int,
+                core::mem::size_of::<P>() as c_int,
                 name.as_char_ptr().cast(),
                 bindings::NET_NAME_UNKNOWN as u8,
-                Some(tun_setup),
+                Some(setup::<D>),
                 queues,
                 queues,
             )
         };
         let p = NonNull::new(p).ok_or(ENOMEM)?;
-        // SAFETY: The private area is at least `size_of::<Tun>()` bytes,
-        // aligned to `NETDEV_ALIGN` (32, checked below), unused, and never
-        // moves: the right place to pin-initialise the `Tun`.
-        let priv_ = unsafe { bindings::rtun_netdev_priv(p.as_ptr()).cast::<crate::Tun>() };
+        // SAFETY: The private area is at least `size_of::<P>()` bytes,
+        // aligned to `NETDEV_ALIGN` (checked above), unused, and never
+        // moves: the right place to pin-initialise the `P`.
+        let priv_ = unsafe { inline::netdev_priv(p.as_ptr()).cast::<P>() };
         // SAFETY: As above.
-        if let Err(e) = unsafe { tun.__pinned_init(priv_) } {
+        if let Err(e) = unsafe { init.__pinned_init(priv_) } {
             // SAFETY: Ours, never registered, nothing in the private area.
             unsafe { bindings::free_netdev(p.as_ptr()) };
             return Err(e);
         }
-        // SAFETY: We own the unregistered device; the `Tun` is initialised.
-        let unguarded = unsafe {
-            (*p.as_ptr()).rtnl_link_ops = TUN_LINK_OPS.get();
+        // SAFETY: We own the unregistered device; the `P` is initialised,
+        // so `link` (whose devices hold a `P`) may claim it.
+        unsafe {
+            (*p.as_ptr()).rtnl_link_ops = link.as_ptr();
             bindings::rtun_dev_net_set(p.as_ptr(), net.0.as_ptr());
-            (*priv_).unguarded
-        };
-        // INVARIANT: From here the private area holds a `Tun`; the builder
+        }
+        // INVARIANT: From here the private area holds a `P`; the builder
         // drops it until registration hands that job to `priv_destructor`.
-        let builder = Self(p);
-        // SAFETY: We own the unregistered device exclusively.
-        unsafe { tun_net_initialize(p.as_ptr(), kind, unguarded) };
-        Ok(builder)
+        Ok(Self(p, PhantomData))
+    }
+
+    fn dev(&mut self) -> *mut bindings::net_device {
+        self.0.as_ptr()
+    }
+
+    /// Sets the device's `net_device_ops` (for devices holding a `P`).
+    pub(crate) fn set_ops(&mut self, ops: &'static DevOps<P>) {
+        // SAFETY: We own the unregistered device.
+        unsafe { (*self.dev()).netdev_ops = &ops.0 };
+    }
+
+    /// A point-to-point L3 device (tun.c's TUN set-up): no link header or
+    /// address, MTU 1500, `ARPHRD_NONE`, `IFF_POINTOPOINT | IFF_NOARP |
+    /// IFF_MULTICAST`.
+    pub(crate) fn point_to_point(&mut self) {
+        let dev = self.dev();
+        // SAFETY: We own the unregistered device.
+        unsafe {
+            (*dev).hard_header_len = 0;
+            (*dev).addr_len = 0;
+            (*dev).mtu = 1500;
+            (*dev).type_ = bindings::ARPHRD_NONE as u16;
+            (*dev).flags = bindings::RTUN_IFF_POINTOPOINT
+                | bindings::RTUN_IFF_NOARP
+                | bindings::RTUN_IFF_MULTICAST;
+        }
+    }
+
+    /// An Ethernet device (`ether_setup()`) with a random address, which
+    /// may change while up (`IFF_LIVE_ADDR_CHANGE`) and does not share
+    /// transmitted skbs (no `IFF_TX_SKB_SHARING`): tun.c's TAP set-up.
+    pub(crate) fn ether(&mut self) {
+        let dev = self.dev();
+        // SAFETY: We own the unregistered device.
+        unsafe {
+            bindings::ether_setup(dev);
+            bindings::rtun_netdev_priv_flags_clear(dev, bindings::RTUN_IFF_TX_SKB_SHARING);
+            bindings::rtun_netdev_priv_flags_set(dev, bindings::RTUN_IFF_LIVE_ADDR_CHANGE);
+            bindings::rtun_eth_hw_addr_random(dev);
+        }
+    }
+
+    /// The MTU range: `min`, and `max_frame` less the link header.
+    pub(crate) fn set_mtu_range(&mut self, min: u32, max_frame: u32) {
+        let dev = self.dev();
+        // SAFETY: We own the unregistered device.
+        unsafe {
+            (*dev).min_mtu = min;
+            (*dev).max_mtu = max_frame - u32::from((*dev).hard_header_len);
+        }
     }
 
     /// `register_netdevice()`.
@@ -382,107 +707,54 @@ impl NetDeviceBuilder {
     /// `priv_destructor` is set only once registration succeeded: on
     /// failure `register_netdevice()` runs it on some paths and not on
     /// others (not when the name is invalid), so the caller could not tell
-    /// whether the `Tun` was dropped. Unset, it never runs, and the failure
-    /// path below drops the `Tun` itself. (tun.c allocates its flow table
-    /// in `ndo_init`, after the name checks, and so has nothing to leak.)
-    pub(crate) fn register<'g>(self, _rtnl: &mut Rtnl<'g>) -> Result<&'g NetDevice> {
+    /// whether the `P` was dropped. Unset, it never runs, and the failure
+    /// path below drops the `P` itself.
+    pub(crate) fn register<'g>(self, _rtnl: &mut Rtnl<'g>) -> Result<&'g NetDevice<P>> {
         let p = core::mem::ManuallyDrop::new(self).0;
         // SAFETY: rtnl held; the device is fully set up.
         let err = unsafe { bindings::register_netdevice(p.as_ptr()) };
         if err < 0 {
             // SAFETY: Unregistered and ours; no destructor ran (none was
-            // set), so drop the `Tun` and free the memory.
+            // set), so drop the `P` and free the memory.
             unsafe {
-                tun_free_netdev(p.as_ptr());
+                free_priv::<P>(p.as_ptr());
                 bindings::free_netdev(p.as_ptr());
             }
             return Err(Error::from_errno(err));
         }
-        // SAFETY: Registered, and rtnl is held, so nobody can unregister
-        // the device before its destructor is in place.
-        unsafe { (*p.as_ptr()).priv_destructor = Some(tun_free_netdev) };
+        // SAFETY: Registered, and rtnl is held, so nobody can unregister the
+        // device before its destructor is in place.
+        unsafe { (*p.as_ptr()).priv_destructor = Some(free_priv::<P>) };
         // SAFETY: Registered now: freed, if at all, only in
         // `rtnl_unlock()`, after `'g`.
         Ok(unsafe { NetDevice::from_raw(p.as_ptr()) })
     }
 }
 
-impl Drop for NetDeviceBuilder {
+impl<P> Drop for NetDeviceBuilder<P> {
     fn drop(&mut self) {
-        // SAFETY: Never registered: run our destructor, then free.
+        // SAFETY: Never registered: drop the `P`, then free.
         unsafe {
-            tun_free_netdev(self.0.as_ptr());
+            free_priv::<P>(self.0.as_ptr());
             bindings::free_netdev(self.0.as_ptr());
         }
     }
 }
 
-/// `tun_setup()`: what every device of ours gets before its kind is known.
+/// `priv_destructor`: drops the `P` in the private area.
 ///
 /// # Safety
 ///
-/// Called by `alloc_netdev_mqs` or rtnl with a fresh, unregistered device.
-unsafe extern "C" fn tun_setup(dev: *mut bindings::net_device) {
-    // SAFETY: Called by `alloc_netdev_mqs`/rtnl on a fresh device.
-    unsafe {
-        (*dev).ethtool_ops = &TUN_ETHTOOL_OPS;
-        // Lockless transmit, as tun.c: `tun_net_xmit` only needs its ring's
-        // lock. (tun.c then updates the queue's `trans_start` itself, for a
-        // watchdog that needs `ndo_tx_timeout`, which neither driver has.)
-        bindings::rtun_netdev_set_lltx(dev);
-        (*dev).needs_free_netdev = true;
-        (*dev).tx_queue_len = crate::TUN_READQ_SIZE;
-    }
-}
-
-/// `priv_destructor`: drops the `Tun` in the private area.
-///
-/// # Safety
-///
-/// Called once per device of ours, when nothing references its `Tun` any
+/// Called once per device holding a `P`, when nothing references it any
 /// more: after unregistration, by a failing `register_netdevice`, or by
 /// [`NetDeviceBuilder`]'s drop.
-unsafe extern "C" fn tun_free_netdev(dev: *mut bindings::net_device) {
-    // SAFETY: Called once, when the device is done with (after unregister,
-    // or by `register_netdevice` failing, or by the builder), so nothing
-    // references the `Tun` any more.
-    unsafe { ptr::drop_in_place(bindings::rtun_netdev_priv(dev).cast::<crate::Tun>()) }
+unsafe extern "C" fn free_priv<P>(dev: *mut bindings::net_device) {
+    // SAFETY: As the caller guarantees.
+    unsafe { ptr::drop_in_place(inline::netdev_priv(dev).cast::<P>()) }
 }
 
-/// `tun_net_initialize()`: type-specific device set-up.
-///
-/// # Safety
-///
-/// `dev` must be a fresh, unregistered device owned by the caller.
-unsafe fn tun_net_initialize(dev: *mut bindings::net_device, kind: DevKind, unguarded: bool) {
-    // SAFETY: The caller owns the device.
-    unsafe {
-        match kind {
-            DevKind::Tun => {
-                (*dev).netdev_ops = &NETDEV_OPS[usize::from(unguarded)];
-                (*dev).hard_header_len = 0;
-                (*dev).addr_len = 0;
-                (*dev).mtu = 1500;
-                (*dev).type_ = bindings::ARPHRD_NONE as u16;
-                (*dev).flags = bindings::RTUN_IFF_POINTOPOINT
-                    | bindings::RTUN_IFF_NOARP
-                    | bindings::RTUN_IFF_MULTICAST;
-            }
-            DevKind::Tap => {
-                (*dev).netdev_ops = &NETDEV_OPS[2 + usize::from(unguarded)];
-                bindings::ether_setup(dev);
-                bindings::rtun_netdev_priv_flags_update(
-                    dev,
-                    bindings::RTUN_IFF_TX_SKB_SHARING,
-                    bindings::RTUN_IFF_LIVE_ADDR_CHANGE,
-                );
-                bindings::rtun_eth_hw_addr_random(dev);
-            }
-        }
-        (*dev).min_mtu = crate::MIN_MTU;
-        (*dev).max_mtu = crate::MAX_MTU - u32::from((*dev).hard_header_len);
-    }
-}
+// ---------------------------------------------------------------------------
+// Network namespaces, module references.
 
 /// Network namespace reference (`get_net`/`put_net`).
 ///
@@ -523,250 +795,24 @@ impl Drop for NetNs {
 /// does for each persistent device.
 pub(crate) fn module_get() {
     // SAFETY: The module is live while any of its code runs.
-    unsafe { bindings::__module_get(crate::THIS_MODULE.as_ptr().cast()) }
+    unsafe { bindings::__module_get(this_module()) }
 }
 
 /// Drops a reference taken with [`module_get`].
 pub(crate) fn module_put() {
     // SAFETY: Balances an earlier `module_get`.
-    unsafe { bindings::module_put(crate::THIS_MODULE.as_ptr().cast()) }
+    unsafe { bindings::module_put(this_module()) }
 }
 
 // ---------------------------------------------------------------------------
-// Net device and ethtool callbacks.
+// Netdevice notifier.
 
-/// The device ops: TUN guarded, TUN unguarded, TAP guarded, TAP unguarded.
-/// The mode is fixed per device by its ops, so the transmit path pays
-/// nothing to know it (see `crate::tun_net_xmit`).
-static NETDEV_OPS: [bindings::net_device_ops; 4] = [
-    tun_netdev_ops::<false>(),
-    tun_netdev_ops::<true>(),
-    tap_netdev_ops::<false>(),
-    tap_netdev_ops::<true>(),
-];
-
-const fn tun_netdev_ops<const UNGUARDED: bool>() -> bindings::net_device_ops {
-    bindings::net_device_ops {
-        ndo_uninit: Some(tun_net_uninit),
-        ndo_open: Some(tun_net_open),
-        ndo_stop: Some(tun_net_close),
-        ndo_start_xmit: Some(tun_net_xmit::<UNGUARDED>),
-        ndo_select_queue: Some(tun_select_queue),
-        ndo_get_stats64: Some(tun_net_get_stats64),
-        ..zeroed()
-    }
-}
-
-const fn tap_netdev_ops<const UNGUARDED: bool>() -> bindings::net_device_ops {
-    bindings::net_device_ops {
-        ndo_set_mac_address: Some(bindings::eth_mac_addr),
-        ndo_validate_addr: Some(bindings::eth_validate_addr),
-        ..tun_netdev_ops::<UNGUARDED>()
-    }
-}
-
-fn is_our_ops(ops: *const bindings::net_device_ops) -> bool {
-    NETDEV_OPS.iter().any(|o| ptr::eq(ops, o))
-}
-
-static TUN_ETHTOOL_OPS: bindings::ethtool_ops = bindings::ethtool_ops {
-    get_drvinfo: Some(tun_get_drvinfo),
-    get_link: Some(bindings::ethtool_op_get_link),
-    ..zeroed()
-};
-
-/// `ndo_uninit`.
-///
-/// # Safety
-///
-/// Called by the core, under rtnl, on a device of ours.
-unsafe extern "C" fn tun_net_uninit(dev: *mut bindings::net_device) {
-    // SAFETY: The core calls `ndo_uninit` under rtnl on a device of ours,
-    // from `register_netdevice` (failing) or `unregister_netdevice*`:
-    // reached from this module only through `NetDeviceBuilder::register`
-    // and `NetDevice::unregister`, which hold our token mutably borrowed.
-    unsafe { Rtnl::assume_held(|rtnl| crate::tun_net_uninit(NetDevice::from_raw(dev), rtnl)) };
-}
-
-/// `ndo_open`.
-///
-/// # Safety
-///
-/// Called by the core, under rtnl, on a registered device of ours.
-unsafe extern "C" fn tun_net_open(dev: *mut bindings::net_device) -> c_int {
-    // SAFETY: Called under rtnl on a registered device of ours.
-    crate::tun_net_open(unsafe { NetDevice::from_raw(dev) });
-    0
-}
-
-/// `ndo_stop`.
-///
-/// # Safety
-///
-/// Called by the core, under rtnl, on a registered device of ours.
-unsafe extern "C" fn tun_net_close(dev: *mut bindings::net_device) -> c_int {
-    // SAFETY: Called under rtnl on a registered device of ours.
-    crate::tun_net_close(unsafe { NetDevice::from_raw(dev) });
-    0
-}
-
-/// `ndo_start_xmit`.
-///
-/// # Safety
-///
-/// Called by the core with a valid skb it hands over and a registered
-/// device of ours.
-unsafe extern "C" fn tun_net_xmit<const UNGUARDED: bool>(
-    skb: *mut bindings::sk_buff,
-    dev: *mut bindings::net_device,
-) -> bindings::netdev_tx_t {
-    // SAFETY: The core hands us ownership of a valid skb and calls us on a
-    // registered device of ours, which stays alive during the call.
-    let (skb, dev) = unsafe {
-        (
-            SkBuff(NonNull::new_unchecked(skb)),
-            NetDevice::from_raw(dev),
-        )
-    };
-    // `ndo_start_xmit` always runs with bottom halves off.
-    crate::tun_net_xmit::<UNGUARDED>(skb, dev, &BhOff(PhantomData))
-}
-
-/// `ndo_select_queue`.
-///
-/// # Safety
-///
-/// Called by the core with a valid skb on a registered device of ours.
-unsafe extern "C" fn tun_select_queue(
-    dev: *mut bindings::net_device,
-    skb: *mut bindings::sk_buff,
-    _sb_dev: *mut bindings::net_device,
-) -> u16 {
-    // SAFETY: We only borrow the skb: it is not ours to free, so it is
-    // wrapped without ownership.
-    let (dev, skb) = unsafe {
-        (
-            NetDevice::from_raw(dev),
-            core::mem::ManuallyDrop::new(SkBuff(NonNull::new_unchecked(skb))),
-        )
-    };
-    crate::tun_select_queue(dev, &skb)
-}
-
-/// `ndo_get_stats64`.
-///
-/// # Safety
-///
-/// Called by the core on a device of ours with a valid `stats`.
-unsafe extern "C" fn tun_net_get_stats64(
-    dev: *mut bindings::net_device,
-    stats: *mut bindings::rtnl_link_stats64,
-) {
-    // SAFETY: Called on a device of ours with a valid, writable `stats`.
-    let (dev, stats) = unsafe { (NetDevice::from_raw(dev), &mut *stats) };
-    let s = crate::tun_net_get_stats64(dev);
-    stats.rx_packets = s.rx_packets;
-    stats.rx_bytes = s.rx_bytes;
-    stats.tx_packets = s.tx_packets;
-    stats.tx_bytes = s.tx_bytes;
-    stats.rx_dropped = s.rx_dropped;
-    stats.tx_dropped = s.tx_dropped;
-    stats.rx_frame_errors = s.rx_frame_errors;
-}
-
-/// `ethtool_ops.get_drvinfo`.
-///
-/// # Safety
-///
-/// Called by the ethtool core with a valid, writable `info`.
-unsafe extern "C" fn tun_get_drvinfo(
-    _dev: *mut bindings::net_device,
-    info: *mut bindings::ethtool_drvinfo,
-) {
-    // SAFETY: `info` is valid and writable for the call.
-    let info = unsafe { &mut *info };
-    strscpy(&mut info.driver, crate::DRV_NAME);
-    strscpy(&mut info.version, crate::DRV_VERSION);
-    strscpy(&mut info.bus_info, b"tun");
-}
-
-fn strscpy(dst: &mut [core::ffi::c_char], src: &[u8]) {
-    let n = src.len().min(dst.len() - 1);
-    for (d, s) in dst.iter_mut().zip(&src[..n]) {
-        *d = *s as core::ffi::c_char;
-    }
-    dst[n] = 0;
-}
-
-/// Netdev tx return value.
-pub(crate) const NETDEV_TX_OK: bindings::netdev_tx_t = bindings::netdev_tx_NETDEV_TX_OK;
-/// `NET_XMIT_DROP`, tun's return for a dropped packet.
-pub(crate) const NET_XMIT_DROP: bindings::netdev_tx_t = bindings::NET_XMIT_DROP as _;
-
-// ---------------------------------------------------------------------------
-// rtnl link ops: `ip -d link` shows our kind, `ip link del` works, and
-// module unload deletes what is left, as `rtnl_link_unregister` does for tun.
-
-static TUN_LINK_OPS: KernelStatic<bindings::rtnl_link_ops> =
-    KernelStatic::new(bindings::rtnl_link_ops {
-        kind: crate::DRV_KIND.as_ptr().cast(),
-        priv_size: core::mem::size_of::<crate::Tun>(),
-        setup: Some(tun_setup),
-        validate: Some(tun_validate),
-        ..zeroed()
-    });
-
-/// `rtnl_link_ops.validate`: creation through rtnetlink is not supported
-/// (as in tun.c).
-///
-/// # Safety
-///
-/// Called by rtnetlink; the arguments are not used.
-unsafe extern "C" fn tun_validate(
-    _tb: *mut *mut bindings::nlattr,
-    _data: *mut *mut bindings::nlattr,
-    _extack: *mut bindings::netlink_ext_ack,
-) -> c_int {
-    errno::EOPNOTSUPP().to_errno()
-}
-
-/// Registration of the rtnl link ops, undone on drop.
-pub(crate) struct LinkOpsRegistration(());
-
-impl LinkOpsRegistration {
-    /// `rtnl_link_register()`.
-    pub(crate) fn register() -> Result<Self> {
-        // SAFETY: The ops are static; registered once (module init).
-        to_result(unsafe { bindings::rtnl_link_register(TUN_LINK_OPS.get()) })?;
-        Ok(Self(()))
-    }
-}
-
-impl Drop for LinkOpsRegistration {
-    fn drop(&mut self) {
-        // SAFETY: Registered in `register`; this also unregisters every
-        // device left of ours.
-        unsafe { bindings::rtnl_link_unregister(TUN_LINK_OPS.get()) }
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Netdevice notifier: the rings follow `tx_queue_len` (`tun_device_event()`).
-
-static TUN_NOTIFIER: KernelStatic<bindings::notifier_block> =
-    KernelStatic::new(bindings::notifier_block {
-        notifier_call: Some(tun_device_event),
-        next: ptr::null_mut(),
-        priority: 0,
-    });
-
-/// The netdevice events the driver handles (`tun_device_event()`, and
-/// the debugfs directory following the device).
+/// The netdevice events a driver hears of, for its own devices.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DevEvent {
-    /// `NETDEV_CHANGE_TX_QUEUE_LEN`: the rings follow.
+    /// `NETDEV_CHANGE_TX_QUEUE_LEN`.
     ChangeTxQueueLen,
-    /// `NETDEV_UP`: writers waiting for the device wake.
+    /// `NETDEV_UP`.
     Up,
     /// `NETDEV_REGISTER` (also at the end of a namespace move).
     Register,
@@ -776,12 +822,37 @@ pub(crate) enum DevEvent {
     ChangeName,
 }
 
-/// `tun_device_event()`.
+/// A driver's netdevice notifier: events of its own devices.
+pub(crate) trait NetdevEvents: 'static {
+    /// The private area.
+    type Priv: Sync + 'static;
+    /// The link ops whose devices are the driver's.
+    fn link() -> &'static LinkOps<Self::Priv>;
+    /// An event, under rtnl. An error vetoes it (`NOTIFY_BAD`, which the
+    /// caller sees as `EPERM`, as tun.c answers).
+    fn event<'g>(dev: &'g NetDevice<Self::Priv>, ev: DevEvent, rtnl: &mut Rtnl<'g>) -> Result;
+}
+
+/// A `notifier_block` for a [`NetdevEvents`], built at compile time: a
+/// `static` of the driver's.
+pub(crate) struct Notifier(KernelStatic<bindings::notifier_block>);
+
+impl Notifier {
+    pub(crate) const fn new<T: NetdevEvents>() -> Self {
+        Self(KernelStatic::new(bindings::notifier_block {
+            notifier_call: Some(notifier_call::<T>),
+            next: ptr::null_mut(),
+            priority: 0,
+        }))
+    }
+}
+
+/// The notifier's C callback.
 ///
 /// # Safety
 ///
 /// Called by the netdevice notifier chain, under rtnl, with a valid `ptr`.
-unsafe extern "C" fn tun_device_event(
+unsafe extern "C" fn notifier_call<T: NetdevEvents>(
     _nb: *mut bindings::notifier_block,
     event: c_ulong,
     ptr: *mut c_void,
@@ -798,41 +869,35 @@ unsafe extern "C" fn tun_device_event(
     };
     // SAFETY: `ptr` is a `netdev_notifier_info` of a live device.
     let dev = unsafe { bindings::rtun_netdev_notifier_info_to_dev(ptr) };
-    // SAFETY: A live device; reading its ops pointer.
-    let ops = unsafe { (*dev).netdev_ops };
-    if !is_our_ops(ops) {
+    if !T::link().owns(dev) {
         return bindings::RTUN_NOTIFY_DONE;
     }
-    // SAFETY: One of ours (its ops say so), alive for the call. The chain
-    // runs under rtnl; this module raises these events under its own token
-    // only through `&mut Rtnl` methods (state change, register,
+    // SAFETY: The driver's (its link ops say so), alive for the call. The
+    // chain runs under rtnl; the driver raises these events under its own
+    // token only through `&mut Rtnl` methods (state change, register,
     // unregister), so the token made here is the only one in use.
-    let r = unsafe {
-        Rtnl::assume_held(|rtnl| crate::tun_device_event(NetDevice::from_raw(dev), ev, rtnl))
-    };
+    let r = unsafe { Rtnl::assume_held(|rtnl| T::event(NetDevice::from_raw(dev), ev, rtnl)) };
     match r {
         Ok(()) => bindings::RTUN_NOTIFY_DONE,
-        // tun.c answers `NOTIFY_BAD` (the caller sees EPERM), whatever
-        // went wrong.
         Err(_) => bindings::RTUN_NOTIFY_BAD,
     }
 }
 
-/// Registration of the netdevice notifier, undone on drop.
-pub(crate) struct NotifierRegistration(());
+/// Registration of a netdevice notifier, undone on drop.
+pub(crate) struct NotifierRegistration(&'static Notifier);
 
 impl NotifierRegistration {
     /// `register_netdevice_notifier()`.
-    pub(crate) fn register() -> Result<Self> {
+    pub(crate) fn register(n: &'static Notifier) -> Result<Self> {
         // SAFETY: A static notifier block, registered once.
-        to_result(unsafe { bindings::register_netdevice_notifier(TUN_NOTIFIER.get()) })?;
-        Ok(Self(()))
+        to_result(unsafe { bindings::register_netdevice_notifier(n.0.get()) })?;
+        Ok(Self(n))
     }
 }
 
 impl Drop for NotifierRegistration {
     fn drop(&mut self) {
         // SAFETY: Registered in `register`.
-        unsafe { bindings::unregister_netdevice_notifier(TUN_NOTIFIER.get()) };
+        unsafe { bindings::unregister_netdevice_notifier(self.0 .0.get()) };
     }
 }

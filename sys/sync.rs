@@ -45,10 +45,11 @@ unsafe impl Backend for SpinLockBhBackend {
     }
 }
 
-/// Creates a [`SpinLockBh`] initialiser with a static lock class.
+/// Creates a [`SpinLockBh`] initialiser with a static lock class (the
+/// caller has `SpinLockBh` in scope).
 macro_rules! new_spinlock_bh {
     ($inner:expr, $name:literal) => {
-        $crate::sys::SpinLockBh::new(
+        SpinLockBh::new(
             $inner,
             ::kernel::c_str!($name),
             ::kernel::static_lock_class!(),
@@ -60,41 +61,11 @@ pub(crate) use new_spinlock_bh;
 /// An RCU read-side critical section (`rcu_read_lock()` .. `rcu_read_unlock()`).
 pub(crate) struct RcuReadGuard(PhantomData<*mut ()>);
 
-/// Whether `rcu_read_lock()` is only a compiler barrier in this kernel: no
-/// preemptible RCU, no preempt count, no lockdep (`include/linux/rcupdate.h`
-/// then reduces it to `preempt_disable()`, which is `barrier()`).
-#[cfg(all(
-    not(CONFIG_PREEMPT_RCU),
-    not(CONFIG_PREEMPT_COUNT),
-    not(CONFIG_DEBUG_LOCK_ALLOC)
-))]
-macro_rules! rcu_read_lock_is_barrier {
-    () => {
-        true
-    };
-}
-#[cfg(not(all(
-    not(CONFIG_PREEMPT_RCU),
-    not(CONFIG_PREEMPT_COUNT),
-    not(CONFIG_DEBUG_LOCK_ALLOC)
-)))]
-macro_rules! rcu_read_lock_is_barrier {
-    () => {
-        false
-    };
-}
-
 impl RcuReadGuard {
     /// Enters a read-side critical section until the guard is dropped.
     #[inline(always)]
     pub(crate) fn new() -> Self {
-        if rcu_read_lock_is_barrier!() {
-            // The inline `rcu_read_lock()` of this configuration.
-            core::sync::atomic::compiler_fence(Ordering::SeqCst);
-        } else {
-            // SAFETY: Always allowed; balanced by `drop`.
-            unsafe { bindings::rtun_rcu_read_lock() };
-        }
+        inline::rcu_read_lock();
         Self(PhantomData)
     }
 }
@@ -102,34 +73,55 @@ impl RcuReadGuard {
 impl Drop for RcuReadGuard {
     #[inline(always)]
     fn drop(&mut self) {
-        if rcu_read_lock_is_barrier!() {
-            core::sync::atomic::compiler_fence(Ordering::SeqCst);
-        } else {
-            // SAFETY: Balances the `rcu_read_lock()` of `new`.
-            unsafe { bindings::rtun_rcu_read_unlock() };
-        }
+        // SAFETY: Balances the `rcu_read_lock()` of `new`.
+        unsafe { inline::rcu_read_unlock() };
     }
 }
 
-/// `raw_smp_processor_id()`: `this_cpu_read(pcpu_hot.cpu_number)` inline,
-/// as C compiles it on x86_64 SMP (the only configuration the module
-/// builds for; see `tun.rs`).
-#[inline(always)]
-pub(crate) fn raw_smp_processor_id() -> u32 {
-    let cpu: u32;
-    // SAFETY: `pcpu_hot` is a per-CPU variable (zero-based on x86_64
-    // SMP, addressed through %gs); this is the `movl %gs:...` that
-    // `this_cpu_read()` emits. It only reads.
-    unsafe {
-        ::core::arch::asm!(
-            "movl %gs:{hot}+{off}, {cpu:e}",
-            hot = sym bindings::pcpu_hot,
-            off = const bindings::RTUN_PCPU_HOT_CPU_NUMBER,
-            cpu = out(reg) cpu,
-            options(att_syntax, nostack, readonly, preserves_flags),
-        )
-    };
-    cpu
+/// Proof that bottom halves are off: `ndo_start_xmit` runs so.
+pub(crate) struct BhOff(PhantomData<*mut ()>);
+
+impl BhOff {
+    /// # Safety
+    ///
+    /// Bottom halves are off for the lifetime of the result.
+    pub(super) unsafe fn assume() -> Self {
+        Self(PhantomData)
+    }
+}
+
+/// Bottom halves disabled until dropped (`local_bh_disable()`).
+pub(crate) struct BhDisabled(PhantomData<*mut ()>);
+
+impl BhDisabled {
+    /// `local_bh_disable()`.
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        // SAFETY: Balanced by `drop`.
+        unsafe { bindings::rtun_local_bh_disable() };
+        Self(PhantomData)
+    }
+}
+
+impl Drop for BhDisabled {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: Balances `new`.
+        unsafe { bindings::rtun_local_bh_enable() };
+    }
+}
+
+/// `cond_resched()`: lets the scheduler run something else (process
+/// context).
+pub(crate) fn cond_resched() {
+    // SAFETY: No memory-safety precondition (it may sleep).
+    unsafe { bindings::rtun_cond_resched() };
+}
+
+/// `signal_pending(current)`.
+pub(crate) fn signal_pending() -> bool {
+    // SAFETY: Always allowed.
+    unsafe { bindings::rtun_signal_pending() }
 }
 
 /// `synchronize_net()`: waits until every RCU reader that may have seen an
@@ -541,18 +533,8 @@ impl WaitQueue {
     #[inline(always)]
     pub(crate) fn wake_up_poll_if_sleeper(&self, mask: u32) {
         core::sync::atomic::fence(Ordering::SeqCst);
-        // SAFETY: `head` is initialised; its list head sits at
-        // `offsetof(struct wait_queue_head, head)`. `waitqueue_active()` is a
-        // racy `list_empty()`: READ_ONCE of `next`.
-        let active = unsafe {
-            let list = self
-                .head
-                .get()
-                .cast::<u8>()
-                .add(bindings::RTUN_WQ_HEAD as usize);
-            ptr::read_volatile(list.cast::<*mut u8>()) != list
-        };
-        if active {
+        // SAFETY: `head` is initialised.
+        if unsafe { inline::waitqueue_active(self.head.get()) } {
             // SAFETY: `head` is initialised. The sync variant, as
             // `sock_def_readable()` (tun.c's `sk_data_ready`) uses.
             unsafe { bindings::rtun_wake_up_interruptible_sync_poll(self.head.get(), mask) };
@@ -590,11 +572,10 @@ impl PollTable {
 // ---------------------------------------------------------------------------
 // Time and timers.
 
-/// `jiffies`, read inline (READ_ONCE of the exported counter).
+/// `jiffies`.
 #[inline(always)]
 pub(crate) fn jiffies() -> u64 {
-    // SAFETY: `jiffies` is a live, exported `volatile unsigned long`.
-    unsafe { ptr::read_volatile(ptr::addr_of!(bindings::jiffies)) as u64 }
+    inline::jiffies()
 }
 
 /// `HZ`.
@@ -624,13 +605,13 @@ pub(crate) unsafe trait HasTimer: Sync + Sized {
 }
 
 /// Implements [`HasTimer`] for `$ty` with its timer in `$field`, calling
-/// `$fired`.
+/// `$fired` (the caller has `HasTimer` in scope).
 macro_rules! impl_has_timer {
     ($ty:ty, $field:ident, $fired:path) => {
         // SAFETY: `OFFSET` is the offset of the `Timer<Self>` field
         // `$field`; the type shuts it down in its `PinnedDrop` before its
         // fields drop.
-        unsafe impl $crate::sys::HasTimer for $ty {
+        unsafe impl HasTimer for $ty {
             const OFFSET: usize = ::core::mem::offset_of!($ty, $field);
 
             fn timer_fired(&self) {

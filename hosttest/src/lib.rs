@@ -6,6 +6,9 @@
 #[path = "../../flow_logic.rs"]
 mod flow_logic;
 
+#[path = "../../sys/ring_logic.rs"]
+mod ring_logic;
+
 #[cfg(test)]
 mod tests {
     use super::flow_logic::*;
@@ -81,5 +84,171 @@ mod tests {
         assert_eq!(age_ms(u64::MAX - 9, 10, 1000), 20);
         // The oldest possible age (half the jiffies range) does not overflow.
         assert_eq!(age_ms(0, i64::MAX as u64, 1), u64::MAX);
+    }
+}
+
+/// `SkbRing` (sys/ring.rs) with its storage as plain values: the same
+/// index and resize arithmetic, driven against a queue model.
+#[cfg(test)]
+mod ring_tests {
+    use super::ring_logic::*;
+    use std::collections::VecDeque;
+
+    struct Ring {
+        slots: Vec<Option<u32>>,
+        producer: usize,
+        consumer: usize,
+    }
+
+    impl Ring {
+        fn new() -> Self {
+            Ring { slots: Vec::new(), producer: 0, consumer: 0 }
+        }
+
+        // As SkbRing::produce.
+        fn produce(&mut self, v: u32) -> Result<(), u32> {
+            let i = self.producer;
+            match self.slots.get_mut(i) {
+                Some(slot) if slot.is_none() => {
+                    *slot = Some(v);
+                    self.producer = next(i, self.slots.len());
+                    Ok(())
+                }
+                _ => Err(v),
+            }
+        }
+
+        // As SkbRing::consume.
+        fn consume(&mut self) -> Option<u32> {
+            let i = self.consumer;
+            let v = self.slots.get_mut(i)?.take()?;
+            self.consumer = next(i, self.slots.len());
+            Some(v)
+        }
+
+        // As SkbRing::resize; returns the dropped values in walk order.
+        fn resize(&mut self, new_len: usize) -> Vec<u32> {
+            let mut new = vec![None; new_len];
+            let mut kept = 0;
+            let mut left = Vec::new();
+            for i in walk(self.consumer, self.slots.len()) {
+                let Some(v) = self.slots[i].take() else { continue };
+                match resize_slot(kept, new_len) {
+                    Some(j) => {
+                        new[j] = Some(v);
+                        kept += 1;
+                    }
+                    None => left.push(v),
+                }
+            }
+            self.consumer = 0;
+            self.producer = producer_after_resize(kept, new_len);
+            self.slots = new;
+            left
+        }
+    }
+
+    #[test]
+    fn next_wraps_at_len() {
+        assert_eq!(next(0, 1), 0);
+        assert_eq!(next(0, 3), 1);
+        assert_eq!(next(2, 3), 0);
+    }
+
+    #[test]
+    fn walk_visits_every_slot_once_from_the_consumer() {
+        assert_eq!(walk(0, 0).count(), 0);
+        assert_eq!(walk(2, 4).collect::<Vec<_>>(), [2, 3, 0, 1]);
+        for len in 1..20 {
+            for c in 0..len {
+                let mut v: Vec<_> = walk(c, len).collect();
+                assert_eq!(v[0], c);
+                v.sort();
+                assert_eq!(v, (0..len).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn a_ring_of_no_slots_holds_nothing() {
+        let mut r = Ring::new();
+        assert_eq!(r.produce(1), Err(1));
+        assert_eq!(r.consume(), None);
+        assert!(r.resize(0).is_empty());
+        assert_eq!(r.produce(2), Err(2));
+    }
+
+    #[test]
+    fn full_ring_refuses_and_resize_to_full_size_keeps_it_full() {
+        let mut r = Ring::new();
+        r.resize(3);
+        for v in 0..3 {
+            r.produce(v).unwrap();
+        }
+        assert_eq!(r.produce(9), Err(9));
+        assert!(r.resize(3).is_empty());
+        assert_eq!(r.producer, 0);
+        assert_eq!(r.produce(9), Err(9));
+        assert_eq!((r.consume(), r.consume(), r.consume(), r.consume()), (Some(0), Some(1), Some(2), None));
+    }
+
+    #[test]
+    fn shrinking_keeps_the_oldest_and_drops_the_rest_in_order() {
+        let mut r = Ring::new();
+        r.resize(4);
+        // Wrap the indices first.
+        for v in 0..3 {
+            r.produce(v).unwrap();
+        }
+        r.consume();
+        r.consume();
+        for v in 3..6 {
+            r.produce(v).unwrap();
+        }
+        // Queued: 2 3 4 5, consumer at slot 2.
+        assert_eq!(r.resize(2), [4, 5]);
+        assert_eq!((r.consume(), r.consume(), r.consume()), (Some(2), Some(3), None));
+    }
+
+    /// Random produce/consume/resize sequences against a bounded FIFO.
+    #[test]
+    fn matches_a_bounded_fifo() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..200 {
+            let mut r = Ring::new();
+            let mut model: VecDeque<u32> = VecDeque::new();
+            let mut cap = 0usize;
+            let mut v = 0u32;
+            for _ in 0..2000 {
+                match rand() % 8 {
+                    0..=3 => {
+                        v += 1;
+                        let res = r.produce(v);
+                        if model.len() < cap {
+                            assert_eq!(res, Ok(()));
+                            model.push_back(v);
+                        } else {
+                            assert_eq!(res, Err(v));
+                        }
+                    }
+                    4..=6 => assert_eq!(r.consume(), model.pop_front()),
+                    _ => {
+                        cap = (rand() % 9) as usize;
+                        let dropped = r.resize(cap);
+                        let expect: Vec<u32> = model.drain(cap.min(model.len())..).collect();
+                        assert_eq!(dropped, expect);
+                    }
+                }
+                assert!(r.consumer < r.slots.len().max(1));
+                assert!(r.producer < r.slots.len().max(1));
+                assert_eq!(r.slots.iter().flatten().count(), model.len());
+            }
+        }
     }
 }

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The character device's file operations (tun.c's `tun_fops`): open and
+//! close, read (`tun_chr_read_iter`, `tun_ring_recv`, `tun_put_user`),
+//! write (`tun_chr_write_iter`, `tun_get_user`, `tun_flow_update`), poll;
+//! the ioctls are `ioctl.rs`.
+
+use crate::ioctl::{self, TUN_PI_LEN};
+use crate::sys::{
+    self, errno, poll, FileOps, IovIter, NetNs, PollTable, RcuDev, RcuReadGuard, RtnlLocked,
+    SkBuff, SkbRing, WaitQueue,
+};
+use crate::{bindings, inc, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, MAX_MTU};
+use core::sync::atomic::{AtomicBool, AtomicU16, Ordering};
+use kernel::c_str;
+use kernel::prelude::*;
+use kernel::sync::{Arc, ArcBorrow};
+
+/// The largest write we accept: `MAX_MTU` plus an Ethernet and a VLAN
+/// header. tun.c takes larger writes (with a larger linear part) and lets
+/// the stack drop them; no valid frame is larger than this.
+const MAX_FRAME: usize = MAX_MTU as usize + ETH_HLEN + 4;
+const ETH_HLEN: usize = bindings::ETH_HLEN as usize;
+/// `tun->align`: headroom of a written packet (`NET_SKB_PAD`, plus
+/// `NET_IP_ALIGN` for TAP).
+const TUN_ALIGN: usize = sys::NET_SKB_PAD;
+/// `SKB_MAX_HEAD(align)`, tun.c's `good_linear`: the most a written packet
+/// keeps in its linear part when it spans pages (`SKB_WITH_OVERHEAD`: less
+/// the aligned `skb_shared_info`).
+const fn good_linear(align: usize) -> usize {
+    bindings::RTUN_PAGE_SIZE as usize - align - bindings::RTUN_SKB_SHINFO_SIZE as usize
+}
+/// `TUN_PKT_STRIP`: the reader's buffer was too short for the packet.
+const TUN_PKT_STRIP: u16 = bindings::TUN_PKT_STRIP as u16;
+/// `ETH_P_IP`, `ETH_P_IPV6`, in network byte order.
+const ETH_P_IP: u16 = (bindings::ETH_P_IP as u16).to_be();
+const ETH_P_IPV6: u16 = (bindings::ETH_P_IPV6 as u16).to_be();
+
+/// The open files of `/dev/net/rust_tun`.
+pub(crate) struct TunChr;
+
+impl FileOps for TunChr {
+    type Data = TunFile;
+
+    fn open() -> Result<Arc<TunFile>> {
+        tun_chr_open()
+    }
+
+    fn release(tfile: Arc<TunFile>) {
+        tun_chr_close(tfile)
+    }
+
+    fn read_iter(tfile: &TunFile, to: &mut IovIter, noblock: bool) -> Result<usize> {
+        tun_chr_read_iter(tfile, to, noblock)
+    }
+
+    fn write_iter(tfile: &TunFile, from: &mut IovIter, noblock: bool) -> Result<usize> {
+        tun_chr_write_iter(tfile, from, noblock)
+    }
+
+    fn poll(tfile: &TunFile, table: &PollTable) -> u32 {
+        tun_chr_poll(tfile, table)
+    }
+
+    fn ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize) -> Result<isize> {
+        ioctl::tun_chr_ioctl(tfile, cmd, arg)
+    }
+}
+
+/// `tun_chr_open()`.
+fn tun_chr_open() -> Result<Arc<TunFile>> {
+    Arc::pin_init(
+        pin_init!(TunFile {
+            ring <- SkbRing::new(),
+            wq <- WaitQueue::new(c_str!("TunFile::wq"), kernel::static_lock_class!()),
+            tun: RcuDev::null(),
+            detached: RcuDev::null(),
+            queue_index: AtomicU16::new(0),
+            shutdown: AtomicBool::new(false),
+            net: NetNs::current(),
+            next_disabled: RtnlLocked::new(None),
+        }),
+        GFP_KERNEL,
+    )
+}
+
+/// `tun_chr_close()`.
+fn tun_chr_close(tfile: Arc<TunFile>) {
+    queue::tun_detach(&tfile, true);
+}
+
+/// `tun_ring_recv()`: the next packet, waiting for one unless `noblock`.
+fn tun_ring_recv(tfile: &TunFile, noblock: bool) -> Result<SkBuff> {
+    if let Some(skb) = tfile.ring.consume() {
+        return Ok(skb);
+    }
+    if noblock {
+        return Err(EAGAIN);
+    }
+    tfile.wq.wait_interruptible(|| {
+        if let Some(skb) = tfile.ring.consume() {
+            return Some(Ok(skb));
+        }
+        if tfile.shutdown.load(Ordering::Relaxed) {
+            return Some(Err(EFAULT));
+        }
+        None
+    })?
+}
+
+/// `tun_put_user()`: copies one packet to the reader, with a `tun_pi`
+/// header unless `IFF_NO_PI`. Returns the packet's full size, as tun does.
+fn tun_put_user(tun: &Tun, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
+    let len = skb.len() as usize;
+    let mut total = len;
+
+    if tun.flags() & IFF_NO_PI == 0 {
+        if to.count() < TUN_PI_LEN {
+            return Err(EINVAL);
+        }
+        total += TUN_PI_LEN;
+        let flags = if to.count() < total { TUN_PKT_STRIP } else { 0 };
+        let mut pi = [0u8; TUN_PI_LEN];
+        pi[..2].copy_from_slice(&flags.to_ne_bytes());
+        pi[2..].copy_from_slice(&skb.protocol().to_ne_bytes());
+        to.copy_to(&pi)?;
+    }
+
+    // Deliberate difference: tun.c ignores a fault in the middle of the
+    // copy and reports success; we report EFAULT.
+    let n = len.min(to.count());
+    to.copy_skb(&skb, n as u32)?;
+
+    inc(&tun.stats.tx_packets, 1);
+    inc(&tun.stats.tx_bytes, len as u64);
+    skb.consume();
+    Ok(total)
+}
+
+/// `tun_chr_read_iter()` / `tun_do_read()`.
+fn tun_chr_read_iter(tfile: &TunFile, to: &mut IovIter, noblock: bool) -> Result<usize> {
+    let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
+    let len = to.count();
+    if len == 0 {
+        return Ok(0);
+    }
+    let skb = tun_ring_recv(tfile, noblock)?;
+    let ret = tun_put_user(dev.priv_(), skb, to)?;
+    Ok(ret.min(len))
+}
+
+/// `tun_flow_update()`: the write path's flow bookkeeping. Refreshes or
+/// creates the flow; for a known flow, runs the RFS record step -- behind
+/// the `rfs_needed` static key unless the device is unguarded.
+fn tun_flow_update(tun: &Tun, rxhash: u32, tfile: &TunFile) {
+    let queue_index = tfile.queue_index.load(Ordering::Relaxed);
+    let Some(rps_rxhash) = tun.flows.update(rxhash, queue_index) else {
+        return;
+    };
+    let recorded = if tun.unguarded {
+        Some(rps::sock_rps_record_flow_hash(rps_rxhash))
+    } else {
+        rps::sock_rps_record_flow_hash_guarded(rps_rxhash)
+    };
+    if recorded.is_some() {
+        inc(&tun.stats.rfs_records, 1);
+    }
+}
+
+/// `tun_get_user()`: builds a packet from the writer's buffer and hands it
+/// to the stack. The skb is built as tun.c builds it (`tun_alloc_skb`):
+/// with a sleeping allocation, linear under a page, paged above.
+fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter) -> Result<usize> {
+    let tun = dev.priv_();
+    let flags = tun.flags();
+    let total = from.count();
+    let mut len = total;
+    let mut proto = ETH_P_IP;
+
+    if flags & IFF_NO_PI == 0 {
+        if len < TUN_PI_LEN {
+            return Err(EINVAL);
+        }
+        len -= TUN_PI_LEN;
+        let mut pi = [0u8; TUN_PI_LEN];
+        from.copy_from(&mut pi)?;
+        proto = u16::from_ne_bytes([pi[2], pi[3]]);
+    }
+
+    let kind = tun.kind();
+    let align = match kind {
+        DevKind::Tun => TUN_ALIGN,
+        DevKind::Tap => TUN_ALIGN + bindings::RTUN_NET_IP_ALIGN as usize,
+    };
+    if kind == DevKind::Tap && len < ETH_HLEN {
+        return Err(EINVAL);
+    }
+    if len > MAX_FRAME {
+        return Err(errno::EMSGSIZE());
+    }
+
+    let drop = |e: Error| {
+        inc(&tun.stats.rx_dropped, 1);
+        e
+    };
+    let skb = SkBuff::alloc_for_write(align, len, good_linear(align)).map_err(drop)?;
+    let mut skb = skb.copy_from_iter(from).map_err(drop)?;
+
+    match kind {
+        DevKind::Tun => {
+            if flags & IFF_NO_PI != 0 {
+                proto = match skb.first_byte().map(|b| b >> 4) {
+                    Some(4) => ETH_P_IP,
+                    Some(6) => ETH_P_IPV6,
+                    _ => return Err(drop(EINVAL)),
+                };
+            }
+            skb.set_l3(proto, dev);
+        }
+        DevKind::Tap => {
+            if !skb.eth_type_trans(dev) {
+                return Err(drop(ENOMEM));
+            }
+        }
+    }
+    skb.reset_network_probe_transport();
+
+    // Flow hashes are only worth it with several queues.
+    let rxhash = if tun.numqueues() > 1 && !tfile.detached.is_set() {
+        skb.hash_symmetric()
+    } else {
+        0
+    };
+
+    if dev.flags() & sys::IFF_UP == 0 {
+        return Err(drop(EIO));
+    }
+
+    {
+        // Under RCU: `__tun_detach` waits for a grace period between
+        // renumbering the queues and shrinking `real_num_rx_queues`, so the
+        // queue recorded here is one the device still has when
+        // `get_rps_cpu()` checks it (it warns otherwise). A detached file's
+        // stale index is not recorded. Deliberate difference: tun.c records
+        // `tfile->queue_index` unchecked, before taking the RCU lock.
+        let _rcu = RcuReadGuard::new();
+        let queue_index = tfile.queue_index.load(Ordering::Relaxed);
+        if u32::from(queue_index) < tun.numqueues.load(Ordering::Acquire) {
+            skb.record_rx_queue(queue_index);
+        }
+        // `tun_rx_batched()` without batching (tun.c's default): straight
+        // into the stack, with bottom halves off.
+        skb.netif_receive_skb(&sys::BhDisabled::new());
+    }
+    inc(&tun.stats.rx_packets, 1);
+    inc(&tun.stats.rx_bytes, len as u64);
+
+    if rxhash != 0 {
+        tun_flow_update(tun, rxhash, tfile);
+    }
+    Ok(total)
+}
+
+/// `tun_chr_write_iter()`.
+fn tun_chr_write_iter(tfile: &TunFile, from: &mut IovIter, _noblock: bool) -> Result<usize> {
+    let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
+    tun_get_user(&dev, tfile, from)
+}
+
+/// `tun_chr_poll()`.
+fn tun_chr_poll(tfile: &TunFile, table: &PollTable) -> u32 {
+    let Some(dev) = tfile.tun.get() else {
+        return poll::ERR;
+    };
+    table.wait(&tfile.wq);
+
+    let mut mask = 0;
+    if !tfile.ring.is_empty() {
+        mask |= poll::IN;
+    }
+    // tun.c also requires socket send buffer space; we keep no send buffer
+    // accounting, so a file of an up device is always writable.
+    if dev.flags() & sys::IFF_UP != 0 {
+        mask |= poll::OUT;
+    }
+    if !dev.is_registered() {
+        mask = poll::ERR;
+    }
+    mask
+}

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The debugfs files (tun.c has none; see `Documentation/rust_tun.rst`):
+//!
+//! - `<debugfs>/rust_tun/jump_sites`: whether the guards are jump-label
+//!   sites, then each site of this module with its key and instruction;
+//! - `<debugfs>/rust_tun/<ifname>/flows`: the device's flow table;
+//! - `<debugfs>/rust_tun/<ifname>/stats`: its mode and counters.
+//!
+//! The micro-benchmark's file is in `bench.rs`. Each file's text is made
+//! at open, so a reader sees one snapshot however it reads.
+
+use crate::rps::show_jump_sites;
+use crate::sys::{self, DevTextFile, TextBuf, TextFile};
+use crate::{get, Tun, TunDev};
+use core::fmt::Write;
+use kernel::prelude::*;
+
+fn fmt_err(_: core::fmt::Error) -> Error {
+    ENOMEM
+}
+
+/// `jump_sites`.
+pub(crate) struct JumpSites;
+
+impl TextFile for JumpSites {
+    fn show(t: &mut TextBuf) -> Result {
+        show_jump_sites(t).map_err(fmt_err)
+    }
+}
+
+/// `<ifname>/flows`: the flow count, then one line per flow with its RFS
+/// entry.
+pub(crate) struct Flows;
+
+impl DevTextFile for Flows {
+    type Priv = Tun;
+
+    fn show(dev: &TunDev, t: &mut TextBuf) -> Result {
+        tun_show_flows(dev.priv_(), t).map_err(fmt_err)
+    }
+}
+
+fn tun_show_flows(tun: &Tun, t: &mut TextBuf) -> core::fmt::Result {
+    let flows = tun.flows.snapshot().map_err(|_| core::fmt::Error)?;
+    writeln!(t, "flow_count {}", flows.len())?;
+    for f in flows.iter() {
+        write!(
+            t,
+            "rxhash={:08x} rps_rxhash={:08x} queue={} age_ms={}",
+            f.rxhash, f.rps_rxhash, f.queue_index, f.age_ms
+        )?;
+        match (f.rps_rxhash, sys::rps_sock_flow_entry(f.rps_rxhash)) {
+            (0, _) | (_, None) => writeln!(t, " rfs_ent=none")?,
+            (_, Some(ent)) => writeln!(t, " rfs_ent={:08x}", ent)?,
+        }
+    }
+    Ok(())
+}
+
+/// `<ifname>/stats`: the mode, the queues, the flow table and the driver's
+/// own counters (the device's statistics add the core's).
+pub(crate) struct Stats;
+
+impl DevTextFile for Stats {
+    type Priv = Tun;
+
+    fn show(dev: &TunDev, t: &mut TextBuf) -> Result {
+        tun_show_stats(dev.priv_(), t).map_err(fmt_err)
+    }
+}
+
+fn tun_show_stats(tun: &Tun, t: &mut TextBuf) -> core::fmt::Result {
+    let mode = if tun.unguarded {
+        "unguarded"
+    } else {
+        "guarded"
+    };
+    writeln!(t, "mode {}", mode)?;
+    writeln!(t, "numqueues {}", tun.numqueues())?;
+    writeln!(t, "numdisabled {}", tun.numdisabled())?;
+    writeln!(t, "flow_count {}", tun.flows.flow_count())?;
+    let pool = if tun.flows.has_pool() {
+        "allocated"
+    } else {
+        "none"
+    };
+    writeln!(t, "flow_table {}", pool)?;
+    let s = &tun.stats;
+    writeln!(t, "rx_packets {}", get(&s.rx_packets))?;
+    writeln!(t, "rx_bytes {}", get(&s.rx_bytes))?;
+    writeln!(t, "rx_dropped {}", get(&s.rx_dropped))?;
+    writeln!(t, "tx_packets {}", get(&s.tx_packets))?;
+    writeln!(t, "tx_bytes {}", get(&s.tx_bytes))?;
+    writeln!(t, "tx_dropped {}", get(&s.tx_dropped))?;
+    writeln!(t, "rps_hashes {}", get(&s.rps_hashes))?;
+    writeln!(t, "rfs_records {}", get(&s.rfs_records))
+}

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Queues: attaching a file to a device and detaching it (`tun_attach`,
+//! `__tun_detach`, `tun_enable_queue`, `tun_disable_queue`), the device's
+//! teardown (`tun_net_uninit`, tun.c's `tun_detach_all`), the rings
+//! following `tx_queue_len` (`tun_queue_resize`) and the netdevice notifier
+//! (`tun_device_event`).
+
+use crate::sys::{self, poll, DevEvent, LinkOps, NetdevEvents, RingSlots, Rtnl, UnpublishedBatch};
+use crate::{
+    inc, Tun, TunDev, TunFile, DEBUGFS_ROOT, DEV_FLOWS_FOPS, DEV_STATS_FOPS, IFF_MULTI_QUEUE,
+    IFF_PERSIST, MAX_TAP_QUEUES, TUN_LINK_OPS,
+};
+use core::sync::atomic::Ordering;
+use kernel::c_str;
+use kernel::prelude::*;
+use kernel::sync::{Arc, ArcBorrow};
+
+/// The detached files of `tun`, in list order (a snapshot: each file is a
+/// new reference).
+fn disabled_files(tun: &Tun, rtnl: &Rtnl<'_>) -> KVec<Arc<TunFile>> {
+    let mut out = KVec::new();
+    let mut cur = tun.disabled.get(rtnl).clone();
+    while let Some(f) = cur {
+        cur = f.next_disabled.get(rtnl).clone();
+        // At most `MAX_TAP_QUEUES` files; if memory is that short, the
+        // caller sees fewer.
+        if out.push(f, GFP_KERNEL).is_err() {
+            break;
+        }
+    }
+    out
+}
+
+/// Gives `tfile`'s ring room for `len` packets (`ptr_ring_resize`), keeping
+/// what fits; what does not is dropped and counted in `tx_dropped`.
+fn tun_ring_resize(tun: &Tun, tfile: &TunFile, len: u32) -> Result {
+    let slots = RingSlots::new(len as usize)?;
+    let lost = tfile.ring.resize(slots);
+    inc(&tun.stats.tx_dropped, lost);
+    Ok(())
+}
+
+/// `tun_enable_queue()`: takes `tfile` off the device's disabled list.
+/// Nobody reads that list without rtnl, so no grace period is needed
+/// (tun.c: `list_del_init`).
+fn tun_enable_queue(tun: &Tun, tfile: &TunFile, rtnl: &mut Rtnl<'_>) {
+    let is_me = |f: &Option<Arc<TunFile>>| f.as_deref().is_some_and(|f| core::ptr::eq(f, tfile));
+    let me = if is_me(tun.disabled.get(rtnl)) {
+        let me = tun.disabled.get_mut(rtnl).take();
+        *tun.disabled.get_mut(rtnl) = tfile.next_disabled.get_mut(rtnl).take();
+        me
+    } else {
+        // Walk to the file before ours (`list_del_init`).
+        let mut cur = tun.disabled.get(rtnl).clone();
+        loop {
+            let Some(prev) = cur else {
+                return;
+            };
+            if is_me(prev.next_disabled.get(rtnl)) {
+                let me = prev.next_disabled.get_mut(rtnl).take();
+                *prev.next_disabled.get_mut(rtnl) = tfile.next_disabled.get_mut(rtnl).take();
+                break me;
+            }
+            cur = prev.next_disabled.get(rtnl).clone();
+        }
+    };
+    tun.numdisabled.fetch_sub(1, Ordering::Relaxed);
+    tfile.detached.set(None, rtnl);
+    drop(me);
+}
+
+/// `tun_disable_queue()`: puts `tfile` on the device's disabled list.
+fn tun_disable_queue(tun: &Tun, tfile: Arc<TunFile>, rtnl: &mut Rtnl<'_>) {
+    let head = tun.disabled.get_mut(rtnl).take();
+    *tfile.next_disabled.get_mut(rtnl) = head;
+    *tun.disabled.get_mut(rtnl) = Some(tfile);
+    tun.numdisabled.fetch_add(1, Ordering::Relaxed);
+}
+
+/// `tun_attach()`: makes `tfile` queue `numqueues` of `dev`.
+pub(crate) fn tun_attach<'g>(
+    dev: &'g TunDev,
+    tfile: ArcBorrow<'_, TunFile>,
+    rtnl: &mut Rtnl<'g>,
+) -> Result {
+    let tun = dev.priv_();
+    let detached = tfile.detached.get_rtnl(rtnl).is_some();
+    if tfile.tun.get_rtnl(rtnl).is_some() && !detached {
+        return Err(EINVAL);
+    }
+    let n = tun.numqueues() as usize;
+    if tun.flags() & IFF_MULTI_QUEUE == 0 && n == 1 {
+        return Err(EBUSY);
+    }
+    if !detached && n + tun.numdisabled() as usize == MAX_TAP_QUEUES {
+        return Err(E2BIG);
+    }
+    // The ring follows the device's tx_queue_len (a detached file keeps its own).
+    if !detached {
+        tun_ring_resize(tun, &tfile, dev.tx_queue_len())?;
+    }
+
+    tfile.queue_index.store(n as u16, Ordering::Relaxed);
+    tfile.shutdown.store(false, Ordering::Relaxed);
+    // Slot `n` is empty: nothing is unpublished, no grace period.
+    drop(tun.tfiles[n].replace(Some(tfile.into()), rtnl));
+    if detached {
+        tun_enable_queue(tun, &tfile, rtnl);
+    }
+    tfile.tun.set(Some(dev), rtnl);
+    // The core learns of the queue before writers may record it (see
+    // `tun_get_user`).
+    dev.set_real_num_queues(n as u32 + 1, rtnl);
+    tun.numqueues.store(n as u32 + 1, Ordering::Release);
+    Ok(())
+}
+
+/// `__tun_detach()`: takes `tfile`'s queue away; with `clean` the file is
+/// being closed, without it the queue is disabled (`TUNSETQUEUE`).
+pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>) {
+    let dev = tfile.tun.get_rtnl(rtnl);
+    let detached = tfile.detached.get_rtnl(rtnl);
+
+    if let (Some(dev), None) = (dev, detached) {
+        let tun = dev.priv_();
+        let index = tfile.queue_index.load(Ordering::Relaxed) as usize;
+        let last = tun.numqueues() as usize - 1;
+        // Move the last queue into our slot, as tun.c does.
+        let me = if index == last {
+            tun.tfiles[index].replace(None, rtnl)
+        } else {
+            let me = tun.tfiles[index].take_from(&tun.tfiles[last], rtnl);
+            if let Some(moved) = tun.tfiles[index].get_rtnl(rtnl) {
+                moved.queue_index.store(index as u16, Ordering::Relaxed);
+            }
+            me
+        };
+        tun.numqueues.store(last as u32, Ordering::Release);
+        if clean {
+            tfile.tun.set(None, rtnl);
+        }
+        // Waits for a grace period (tun.c's `synchronize_net()`): no
+        // transmitter sees this queue after it.
+        let me = me.map(sys::Unpublished::into_arc);
+        if !clean {
+            if let Some(me) = me {
+                tun_disable_queue(tun, me, rtnl);
+            }
+            tfile.detached.set(Some(dev), rtnl);
+        } else {
+            drop(me);
+        }
+        // Deliberate difference: tun.c deletes the flows of queue
+        // `numqueues + 1`, which no queue has; we delete the departed
+        // queue's flows and move the moved queue's flows with it.
+        tun.flows.detach_queue(index as u16, last as u16);
+        // Packets the reader will never see are drops, as far as the
+        // counters go: sent = read + dropped.
+        let purged = tfile.ring.purge();
+        inc(&tun.stats.tx_dropped, purged);
+        dev.set_real_num_queues(last as u32, rtnl);
+    } else if let (true, Some(dev)) = (clean, detached) {
+        tun_enable_queue(dev.priv_(), tfile, rtnl);
+        tfile.tun.set(None, rtnl);
+    }
+
+    if clean {
+        if let Some(dev) = dev.or(detached) {
+            let tun = dev.priv_();
+            if tun.numqueues() == 0 && tun.numdisabled() == 0 {
+                dev.carrier_off();
+                if tun.flags() & IFF_PERSIST == 0 && dev.is_registered() {
+                    dev.unregister(rtnl);
+                }
+            }
+        }
+        // A detached file's ring (tun.c: ptr_ring_cleanup).
+        let purged = tfile.ring.purge();
+        if let Some(dev) = dev.or(detached) {
+            inc(&dev.priv_().stats.tx_dropped, purged);
+        }
+    }
+}
+
+/// `tun_detach()`.
+pub(crate) fn tun_detach(tfile: &TunFile, clean: bool) {
+    Rtnl::with(|rtnl| {
+        let dev = tfile.tun.get_rtnl(rtnl).or(tfile.detached.get_rtnl(rtnl));
+        __tun_detach(tfile, clean, rtnl);
+        if let Some(dev) = dev {
+            if dev.is_registered() {
+                dev.state_change(rtnl);
+            }
+        }
+    })
+}
+
+/// `tun_net_uninit()` / `tun_detach_all()`: the device is being
+/// unregistered; detach every queue, attached or disabled, wake readers,
+/// and after one grace period for all of them, purge their rings.
+pub(crate) fn tun_net_uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
+    let tun = dev.priv_();
+    tun.debugfs.remove();
+    let n = tun.numqueues() as usize;
+    let shut = |tfile: &TunFile, rtnl: &Rtnl<'g>| {
+        tfile.shutdown.store(true, Ordering::Relaxed);
+        tfile.tun.set(None, rtnl);
+        tfile.detached.set(None, rtnl);
+        tfile.wq.wake_up_poll(poll::IN | poll::ERR);
+    };
+    for slot in &tun.tfiles[..n] {
+        if let Some(tfile) = slot.get_rtnl(rtnl) {
+            shut(tfile, rtnl);
+        }
+    }
+    let disabled = disabled_files(tun, rtnl);
+    for tfile in disabled.iter() {
+        shut(tfile, rtnl);
+    }
+    tun.numqueues.store(0, Ordering::Release);
+    tun.numdisabled.store(0, Ordering::Relaxed);
+    let mut batch = UnpublishedBatch::with_capacity(n);
+    for slot in &tun.tfiles[..n] {
+        if let Some(old) = slot.replace(None, rtnl) {
+            batch.push(old);
+        }
+    }
+    // One `synchronize_net()` for every queue, as tun.c.
+    batch.finish(|tfile| inc(&tun.stats.tx_dropped, tfile.ring.purge()));
+    // Disabled files were out of the transmitters' reach already; the list
+    // comes apart one link at a time (no recursive drop of the chain).
+    let mut cur = tun.disabled.get_mut(rtnl).take();
+    while let Some(tfile) = cur {
+        cur = tfile.next_disabled.get_mut(rtnl).take();
+        inc(&tun.stats.tx_dropped, tfile.ring.purge());
+    }
+    drop(disabled);
+    // `tun_flow_flush()`: no queue is left to steer to.
+    tun.flows.flush();
+    if tun.flags() & IFF_PERSIST != 0 {
+        sys::module_put();
+    }
+}
+
+/// `tun_queue_resize()`: `tx_queue_len` changed; resize every ring.
+fn tun_queue_resize(dev: &TunDev, rtnl: &Rtnl<'_>) -> Result {
+    let tun = dev.priv_();
+    let n = tun.numqueues() as usize;
+    for slot in &tun.tfiles[..n] {
+        if let Some(tfile) = slot.get_rtnl(rtnl) {
+            tun_ring_resize(tun, tfile, dev.tx_queue_len())?;
+        }
+    }
+    for tfile in disabled_files(tun, rtnl).iter() {
+        tun_ring_resize(tun, tfile, dev.tx_queue_len())?;
+    }
+    Ok(())
+}
+
+/// The netdevice notifier (`tun_device_event()`).
+pub(crate) struct TunEvents;
+
+impl NetdevEvents for TunEvents {
+    type Priv = Tun;
+
+    fn link() -> &'static LinkOps<Tun> {
+        &TUN_LINK_OPS
+    }
+
+    /// `tun_device_event()`: the rings follow `tx_queue_len`; writers
+    /// waiting for a device to come up wake (tun.c: `sk_write_space` on
+    /// `NETDEV_UP`); and, ours only, the debugfs directory follows the
+    /// device's name and namespace.
+    fn event<'g>(dev: &'g TunDev, ev: DevEvent, rtnl: &mut Rtnl<'g>) -> Result {
+        let tun = dev.priv_();
+        match ev {
+            DevEvent::ChangeTxQueueLen => return tun_queue_resize(dev, rtnl),
+            DevEvent::Up => {
+                let n = tun.numqueues() as usize;
+                for slot in &tun.tfiles[..n] {
+                    if let Some(tfile) = slot.get_rtnl(rtnl) {
+                        tfile.wq.wake_up_poll(poll::OUT);
+                    }
+                }
+            }
+            DevEvent::Register | DevEvent::ChangeName => tun.debugfs.create(
+                &DEBUGFS_ROOT,
+                dev,
+                &[
+                    (c_str!("flows"), &DEV_FLOWS_FOPS),
+                    (c_str!("stats"), &DEV_STATS_FOPS),
+                ],
+                rtnl,
+            ),
+            DevEvent::Unregister => tun.debugfs.remove(),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! C's static inline functions that the hot paths call, written out in Rust
+//! where the benchmarks showed that a call through a C shim (`tun_helpers.c`)
+//! cost measurably. Each names its C source and says under which
+//! configuration it is the same code as C's (for Linux 6.12); where a
+//! configuration makes C's version different, the shim is used instead, and
+//! one of the test kernels builds and runs that configuration.
+//!
+//! Fields of C structs are read and written through [`CField`]: an offset
+//! and a type whose size `bindings_helper.h` checks against the C field's
+//! (`RTUN_FIELD`), at compile time.
+
+use super::*;
+
+/// A field of a C struct: its offset, and a Rust type of the C field's size.
+#[derive(Clone, Copy)]
+pub(super) struct CField<T> {
+    off: usize,
+    _ty: PhantomData<T>,
+}
+
+impl<T: Copy> CField<T> {
+    /// The field at `off`, of C size `size`: fails to compile (in a `const`)
+    /// when `T` is not that size.
+    pub(super) const fn new(off: c_ulong, size: c_ulong) -> Self {
+        assert!(
+            size as usize == core::mem::size_of::<T>(),
+            "C field size differs from the Rust type's"
+        );
+        Self {
+            off: off as usize,
+            _ty: PhantomData,
+        }
+    }
+
+    /// Reads the field of the object at `base` (a plain read, as C's).
+    ///
+    /// # Safety
+    ///
+    /// `base` is a live object of the field's struct type, and nothing
+    /// writes the field concurrently (else use [`CField::read_once`]).
+    #[inline(always)]
+    pub(super) unsafe fn read<B>(self, base: *const B) -> T {
+        // SAFETY: As the caller guarantees; the offset and size are the C
+        // field's.
+        unsafe { ptr::read(base.cast::<u8>().add(self.off).cast::<T>()) }
+    }
+
+    /// `READ_ONCE()` of the field of the object at `base`.
+    ///
+    /// # Safety
+    ///
+    /// `base` is a live object of the field's struct type.
+    #[inline(always)]
+    pub(super) unsafe fn read_once<B>(self, base: *const B) -> T {
+        // SAFETY: As the caller guarantees; a volatile read sees some value
+        // a writer stored, as READ_ONCE does.
+        unsafe { ptr::read_volatile(base.cast::<u8>().add(self.off).cast::<T>()) }
+    }
+
+    /// Writes the field of the object at `base`.
+    ///
+    /// # Safety
+    ///
+    /// `base` is a live object of the field's struct type that the caller
+    /// may write, and `v` keeps it consistent.
+    #[inline(always)]
+    pub(super) unsafe fn write<B>(self, base: *mut B, v: T) {
+        // SAFETY: As the caller guarantees.
+        unsafe { ptr::write(base.cast::<u8>().add(self.off).cast::<T>(), v) }
+    }
+
+    /// The field's address in the object at `base`.
+    ///
+    /// # Safety
+    ///
+    /// `base` is a live object of the field's struct type.
+    #[inline(always)]
+    pub(super) unsafe fn ptr<B>(self, base: *mut B) -> *mut T {
+        // SAFETY: In bounds of the object, as the caller guarantees.
+        unsafe { base.cast::<u8>().add(self.off).cast::<T>() }
+    }
+}
+
+/// Declares `CField` constants from `bindings_helper.h`'s `RTUN_FIELD`s.
+macro_rules! c_fields {
+    ($($name:ident: $ty:ty = $off:ident, $size:ident;)*) => {
+        $(pub(super) const $name: CField<$ty> = CField::new(bindings::$off, bindings::$size);)*
+    };
+}
+
+c_fields! {
+    SKB_LEN: u32 = RTUN_SKB_LEN, RTUN_SKB_LEN_SIZE;
+    SKB_DATA_LEN: u32 = RTUN_SKB_DATA_LEN, RTUN_SKB_DATA_LEN_SIZE;
+    SKB_DATA: *mut u8 = RTUN_SKB_DATA, RTUN_SKB_DATA_SIZE;
+    SKB_HEAD: *mut u8 = RTUN_SKB_HEAD, RTUN_SKB_HEAD_SIZE;
+    // `sk_buff_data_t`: an offset from `head` on 64-bit.
+    SKB_END: u32 = RTUN_SKB_END, RTUN_SKB_END_SIZE;
+    SKB_DESTRUCTOR: *const c_void = RTUN_SKB_DESTRUCTOR, RTUN_SKB_DESTRUCTOR_SIZE;
+    SKB_QUEUE_MAPPING: u16 = RTUN_SKB_QUEUE_MAPPING, RTUN_SKB_QUEUE_MAPPING_SIZE;
+    // `__be16`, kept in network byte order.
+    SKB_PROTOCOL: u16 = RTUN_SKB_PROTOCOL, RTUN_SKB_PROTOCOL_SIZE;
+    SKB_DEV: *mut bindings::net_device = RTUN_SKB_DEV, RTUN_SKB_DEV_SIZE;
+    SHINFO_FLAGS: u8 = RTUN_SHINFO_FLAGS, RTUN_SHINFO_FLAGS_SIZE;
+    SHINFO_TX_FLAGS: u8 = RTUN_SHINFO_TX_FLAGS, RTUN_SHINFO_TX_FLAGS_SIZE;
+    IOV_ITER_COUNT: usize = RTUN_IOV_ITER_COUNT, RTUN_IOV_ITER_COUNT_SIZE;
+    WQ_HEAD_NEXT: *mut c_void = RTUN_WQ_HEAD_NEXT, RTUN_WQ_HEAD_NEXT_SIZE;
+    NETDEV_TX_QUEUE_LEN: u32 = RTUN_NETDEV_TX_QUEUE_LEN, RTUN_NETDEV_TX_QUEUE_LEN_SIZE;
+    NETDEV_FLAGS: u32 = RTUN_NETDEV_FLAGS, RTUN_NETDEV_FLAGS_SIZE;
+    NETDEV_REG_STATE: u8 = RTUN_NETDEV_REG_STATE, RTUN_NETDEV_REG_STATE_SIZE;
+    NETDEV_NAME: [u8; 16] = RTUN_NETDEV_NAME, RTUN_NETDEV_NAME_SIZE;
+    NETDEV_PRIV: u8 = RTUN_NETDEV_PRIV, RTUN_NETDEV_PRIV_SIZE;
+    PCPU_HOT_CPU_NUMBER: u32 = RTUN_PCPU_HOT_CPU_NUMBER, RTUN_PCPU_HOT_CPU_NUMBER_SIZE;
+    NET_HOTDATA_RPS_SOCK_FLOW_TABLE: *mut bindings::rps_sock_flow_table =
+        RTUN_NET_HOTDATA_RPS_SOCK_FLOW_TABLE, RTUN_NET_HOTDATA_RPS_SOCK_FLOW_TABLE_SIZE;
+    NET_HOTDATA_RPS_CPU_MASK: u32 = RTUN_NET_HOTDATA_RPS_CPU_MASK, RTUN_NET_HOTDATA_RPS_CPU_MASK_SIZE;
+}
+
+#[cfg(CONFIG_PCPU_DEV_REFCNT)]
+c_fields! {
+    NETDEV_PCPU_REFCNT: *mut i32 = RTUN_NETDEV_PCPU_REFCNT, RTUN_NETDEV_PCPU_REFCNT_SIZE;
+}
+
+// Every function below that reads such a field goes through these; the
+// constants are checked where they are defined.
+
+/// `netdev_priv()` (include/linux/netdevice.h): `dev->priv`, the private
+/// area's address. Same as C in every configuration.
+///
+/// # Safety
+///
+/// `dev` is a live net device.
+#[inline(always)]
+pub(super) unsafe fn netdev_priv(dev: *mut bindings::net_device) -> *mut u8 {
+    // SAFETY: As the caller guarantees.
+    unsafe { NETDEV_PRIV.ptr(dev) }
+}
+
+/// `dev_hold()`/`dev_put()` (include/linux/netdevice.h) with
+/// `CONFIG_PCPU_DEV_REFCNT` and without `CONFIG_NET_DEV_REFCNT_TRACKER`:
+/// `this_cpu_inc/dec(*dev->pcpu_refcnt)`, one `%gs`-relative instruction.
+/// Otherwise (the debug kernel's tracker) the C shims.
+///
+/// # Safety
+///
+/// `dev` is a live net device; for a decrement, the caller owns a reference.
+#[inline(always)]
+pub(super) unsafe fn dev_refcnt_add<const INC: bool>(dev: *mut bindings::net_device) {
+    #[cfg(all(CONFIG_PCPU_DEV_REFCNT, not(CONFIG_NET_DEV_REFCNT_TRACKER)))]
+    // SAFETY: `pcpu_refcnt` is the device's `int __percpu *`, valid while the
+    // device is; per-CPU pointers are offsets from %gs on x86_64.
+    unsafe {
+        let pcpu = NETDEV_PCPU_REFCNT.read(dev);
+        if INC {
+            ::core::arch::asm!("incl %gs:({0})", in(reg) pcpu, options(att_syntax, nostack));
+        } else {
+            ::core::arch::asm!("decl %gs:({0})", in(reg) pcpu, options(att_syntax, nostack));
+        }
+    }
+    #[cfg(not(all(CONFIG_PCPU_DEV_REFCNT, not(CONFIG_NET_DEV_REFCNT_TRACKER))))]
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        if INC {
+            bindings::rtun_dev_hold(dev)
+        } else {
+            bindings::rtun_dev_put(dev)
+        }
+    }
+}
+
+/// `skb_record_rx_queue()` (include/linux/skbuff.h): `skb->queue_mapping =
+/// rx_queue + 1`. Same as C in every configuration.
+///
+/// # Safety
+///
+/// `skb` is an skb the caller owns.
+#[inline(always)]
+pub(super) unsafe fn skb_record_rx_queue(skb: *mut bindings::sk_buff, queue: u16) {
+    // SAFETY: As the caller guarantees.
+    unsafe { SKB_QUEUE_MAPPING.write(skb, queue.wrapping_add(1)) }
+}
+
+/// `skb_shinfo(skb)` (include/linux/skbuff.h): `skb->head + skb->end`, with
+/// `NET_SKBUFF_DATA_USES_OFFSET` (always on 64-bit).
+///
+/// # Safety
+///
+/// `skb` is a live skb.
+#[inline(always)]
+pub(super) unsafe fn skb_shinfo(skb: *const bindings::sk_buff) -> *const u8 {
+    // SAFETY: As the caller guarantees; `head + end` is the skb's
+    // `skb_shared_info`.
+    unsafe { SKB_HEAD.read(skb).add(SKB_END.read(skb) as usize) }
+}
+
+/// `skb_zcopy()` (include/linux/skbuff.h) as a test: whether the skb
+/// carries zerocopy pages (`SKBFL_ZEROCOPY_ENABLE` in its shared info's
+/// flags). Same as C in every configuration.
+///
+/// # Safety
+///
+/// `skb` is a live skb.
+#[inline(always)]
+pub(super) unsafe fn skb_zcopy(skb: *const bindings::sk_buff) -> bool {
+    // SAFETY: As the caller guarantees.
+    let flags = unsafe { SHINFO_FLAGS.read(skb_shinfo(skb)) };
+    flags & bindings::RTUN_SKBFL_ZEROCOPY_ENABLE as u8 != 0
+}
+
+/// The test in `skb_tx_timestamp()` (include/linux/skbuff.h): whether the
+/// sender asked for a software transmit timestamp (`SKBTX_SW_TSTAMP`).
+///
+/// # Safety
+///
+/// `skb` is a live skb.
+#[inline(always)]
+pub(super) unsafe fn skb_wants_sw_tstamp(skb: *const bindings::sk_buff) -> bool {
+    // SAFETY: As the caller guarantees.
+    let flags = unsafe { SHINFO_TX_FLAGS.read(skb_shinfo(skb)) };
+    flags & bindings::RTUN_SKBTX_SW_TSTAMP as u8 != 0
+}
+
+/// The test in `skb_orphan()` (include/linux/skbuff.h): whether the skb
+/// has a destructor (only then is there an owner to release).
+///
+/// # Safety
+///
+/// `skb` is a live skb.
+#[inline(always)]
+pub(super) unsafe fn skb_has_destructor(skb: *const bindings::sk_buff) -> bool {
+    // SAFETY: As the caller guarantees.
+    unsafe { !SKB_DESTRUCTOR.read(skb).is_null() }
+}
+
+/// `consume_skb()` (include/linux/skbuff.h, net/core/skbuff.c): without
+/// `CONFIG_TRACEPOINTS` C's is the inline `kfree_skb()`, that is
+/// `sk_skb_reason_drop(NULL, skb, SKB_DROP_REASON_NOT_SPECIFIED)`; with them
+/// (the debug kernel) the exported function.
+///
+/// # Safety
+///
+/// The caller owns `skb` and gives it up.
+#[inline(always)]
+pub(super) unsafe fn consume_skb(skb: *mut bindings::sk_buff) {
+    #[cfg(CONFIG_TRACEPOINTS)]
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        bindings::consume_skb(skb)
+    };
+    #[cfg(not(CONFIG_TRACEPOINTS))]
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        bindings::sk_skb_reason_drop(
+            ptr::null_mut(),
+            skb,
+            bindings::RTUN_SKB_DROP_REASON_NOT_SPECIFIED,
+        )
+    };
+}
+
+/// `iov_iter_count()` (include/linux/uio.h): `i->count`. Same as C in every
+/// configuration.
+///
+/// # Safety
+///
+/// `i` is a live iterator.
+#[inline(always)]
+pub(super) unsafe fn iov_iter_count(i: *const bindings::iov_iter) -> usize {
+    // SAFETY: As the caller guarantees.
+    unsafe { IOV_ITER_COUNT.read(i) }
+}
+
+/// `copy_from_iter_full()` (include/linux/uio.h): `_copy_from_iter()`, and
+/// on a short copy `iov_iter_revert()` and failure. Same as C with
+/// `!CONFIG_HARDENED_USERCOPY` (its object-size check is compile-time
+/// only here); the test kernels do not set it.
+///
+/// # Safety
+///
+/// `buf` is valid for `len` bytes of writes, `i` a live iterator.
+#[inline(always)]
+pub(super) unsafe fn copy_from_iter_full(
+    buf: *mut u8,
+    len: usize,
+    i: *mut bindings::iov_iter,
+) -> bool {
+    // SAFETY: As the caller guarantees.
+    let copied = unsafe { bindings::_copy_from_iter(buf.cast(), len, i) };
+    if copied == len {
+        return true;
+    }
+    // SAFETY: Gives back what was consumed.
+    unsafe { bindings::iov_iter_revert(i, copied) };
+    false
+}
+
+/// `jiffies` (include/linux/jiffies.h): a volatile read of the exported
+/// counter, as C's. Same in every configuration.
+#[inline(always)]
+pub(super) fn jiffies() -> u64 {
+    // SAFETY: `jiffies` is a live, exported `volatile unsigned long`.
+    unsafe { ptr::read_volatile(ptr::addr_of!(bindings::jiffies)) as u64 }
+}
+
+/// Whether `rcu_read_lock()`/`rcu_read_unlock()` (include/linux/rcupdate.h)
+/// are only compiler barriers here: without `CONFIG_PREEMPT_RCU`,
+/// `CONFIG_PREEMPT_COUNT` and `CONFIG_DEBUG_LOCK_ALLOC` they reduce to
+/// `preempt_disable()`/`preempt_enable()`, which are `barrier()`. Otherwise
+/// (the debug kernel) the C shims.
+pub(super) const RCU_READ_LOCK_IS_BARRIER: bool = cfg!(all(
+    not(CONFIG_PREEMPT_RCU),
+    not(CONFIG_PREEMPT_COUNT),
+    not(CONFIG_DEBUG_LOCK_ALLOC)
+));
+
+/// `rcu_read_lock()`.
+#[inline(always)]
+pub(super) fn rcu_read_lock() {
+    if RCU_READ_LOCK_IS_BARRIER {
+        core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    } else {
+        // SAFETY: Always allowed; the caller balances it.
+        unsafe { bindings::rtun_rcu_read_lock() };
+    }
+}
+
+/// `rcu_read_unlock()`.
+///
+/// # Safety
+///
+/// Balances an earlier [`rcu_read_lock`] of this context.
+#[inline(always)]
+pub(super) unsafe fn rcu_read_unlock() {
+    if RCU_READ_LOCK_IS_BARRIER {
+        core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    } else {
+        // SAFETY: As the caller guarantees.
+        unsafe { bindings::rtun_rcu_read_unlock() };
+    }
+}
+
+/// `raw_smp_processor_id()` (arch/x86/include/asm/smp.h): on x86_64 SMP
+/// (the only configuration the module builds for), `this_cpu_read(
+/// pcpu_hot.cpu_number)`, the `movl %gs:...` C emits.
+#[inline(always)]
+pub(super) fn raw_smp_processor_id() -> u32 {
+    let cpu: u32;
+    // SAFETY: `pcpu_hot` is a per-CPU variable, zero-based on x86_64 SMP and
+    // addressed through %gs. It only reads.
+    unsafe {
+        ::core::arch::asm!(
+            "movl %gs:{hot}+{off}, {cpu:e}",
+            hot = sym bindings::pcpu_hot,
+            off = const bindings::RTUN_PCPU_HOT_CPU_NUMBER,
+            cpu = out(reg) cpu,
+            options(att_syntax, nostack, readonly, preserves_flags),
+        )
+    };
+    // The constant above is checked as a `CField` too.
+    let _ = PCPU_HOT_CPU_NUMBER;
+    cpu
+}
+
+/// `spin_lock()` (include/linux/spinlock.h): on x86_64 without
+/// `CONFIG_PREEMPT_RT` spinlocks are out of line (`!CONFIG_INLINE_SPIN_LOCK`;
+/// `tun.rs` refuses other configurations), so C's is a call of
+/// `_raw_spin_lock(&lock->rlock)`.
+///
+/// # Safety
+///
+/// `lock` is an initialised spinlock; the caller follows its context rules.
+#[inline(always)]
+pub(super) unsafe fn spin_lock(lock: *mut kernel::bindings::spinlock_t) {
+    // CAST: `rlock` is the first member of `spinlock_t` without PREEMPT_RT.
+    // SAFETY: As the caller guarantees.
+    unsafe { kernel::bindings::_raw_spin_lock(lock.cast()) };
+}
+
+/// `spin_unlock()` (include/linux/spinlock.h): a call of
+/// `_raw_spin_unlock()` with `CONFIG_UNINLINE_SPIN_UNLOCK` (the debug
+/// kernel); otherwise C inlines the release store and we call the `kernel`
+/// crate's helper (the store is not worth re-implementing).
+///
+/// # Safety
+///
+/// The caller holds `lock`.
+#[inline(always)]
+pub(super) unsafe fn spin_unlock(lock: *mut kernel::bindings::spinlock_t) {
+    #[cfg(CONFIG_UNINLINE_SPIN_UNLOCK)]
+    // CAST: As in `spin_lock`.
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        kernel::bindings::_raw_spin_unlock(lock.cast())
+    };
+    #[cfg(not(CONFIG_UNINLINE_SPIN_UNLOCK))]
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        kernel::bindings::spin_unlock(lock)
+    };
+}
+
+/// `waitqueue_active()` (include/linux/wait.h): a racy `list_empty()` of
+/// the head's list, `READ_ONCE(head->next) != head`. Same as C in every
+/// configuration.
+///
+/// # Safety
+///
+/// `wq` is an initialised wait queue head.
+#[inline(always)]
+pub(super) unsafe fn waitqueue_active(wq: *mut bindings::wait_queue_head) -> bool {
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        let list = WQ_HEAD_NEXT.ptr(wq).cast::<c_void>();
+        WQ_HEAD_NEXT.read_once(wq) != list
+    }
+}
+
+/// `rcu_dereference(net_hotdata.rps_sock_flow_table)` (include/net/rps.h).
+/// Same as C in every configuration with `CONFIG_RPS`.
+///
+/// # Safety
+///
+/// Inside an RCU read-side section.
+#[inline(always)]
+pub(super) unsafe fn rps_sock_flow_table() -> *mut bindings::rps_sock_flow_table {
+    // SAFETY: `net_hotdata` is a live kernel object; READ_ONCE.
+    unsafe { NET_HOTDATA_RPS_SOCK_FLOW_TABLE.read_once(ptr::addr_of!(bindings::net_hotdata)) }
+}
+
+/// `net_hotdata.rps_cpu_mask` (include/net/rps.h), a plain read as C's.
+#[inline(always)]
+pub(super) fn rps_cpu_mask() -> u32 {
+    // SAFETY: `net_hotdata` is a live kernel object; the mask is set once
+    // at boot.
+    unsafe { NET_HOTDATA_RPS_CPU_MASK.read(ptr::addr_of!(bindings::net_hotdata)) }
+}
+
+/// `NET_SKB_PAD` (include/linux/skbuff.h): `max(32, L1_CACHE_BYTES)`, x86
+/// defining no override (Linux 6.12).
+pub(crate) const NET_SKB_PAD: usize = if bindings::RTUN_L1_CACHE_BYTES > 32 {
+    bindings::RTUN_L1_CACHE_BYTES as usize
+} else {
+    32
+};

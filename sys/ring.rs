@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! [`SkbRing`], the per-queue transmit ring: `include/linux/ptr_ring.h`
+//! (which tun.c's `tx_ring` is), without its batching, over two
+//! [`RawSpinLock`]s; its index arithmetic is `ring_logic.rs`, host-tested.
+
+use super::*;
+
+#[path = "ring_logic.rs"]
+mod ring_logic;
+use ring_logic::{next, producer_after_resize, resize_slot, walk};
+
+/// A `spinlock_t` taken with plain `spin_lock()`: the caller provides the
+/// context (bottom halves off where they must be). A
+/// `kernel::sync::Lock` backend over the inline `spin_lock()`.
+pub(crate) struct RawSpinLockBackend;
+
+/// A spinlock taken with plain `spin_lock()`.
+pub(crate) type RawSpinLock<T> = Lock<T, RawSpinLockBackend>;
+
+// SAFETY: `spin_lock` ensures mutual exclusion; `relock` uses the default,
+// which calls `lock` again.
+unsafe impl Backend for RawSpinLockBackend {
+    type State = kernel::bindings::spinlock_t;
+    type GuardState = ();
+
+    unsafe fn init(
+        ptr: *mut Self::State,
+        name: *const kernel::ffi::c_char,
+        key: *mut kernel::bindings::lock_class_key,
+    ) {
+        // SAFETY: The caller guarantees `ptr` is valid for writes and that
+        // `name` and `key` live forever.
+        unsafe { kernel::bindings::__spin_lock_init(ptr, name, key) }
+    }
+
+    #[inline(always)]
+    unsafe fn lock(ptr: *mut Self::State) {
+        // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
+        unsafe { inline::spin_lock(ptr) }
+    }
+
+    #[inline(always)]
+    unsafe fn unlock(ptr: *mut Self::State, _guard_state: &()) {
+        // SAFETY: The caller guarantees it holds the lock at `ptr`.
+        unsafe { inline::spin_unlock(ptr) }
+    }
+}
+
+/// A bounded FIFO of owned skbs with separate producer and consumer locks.
+/// A slot is empty when null; the producer fills the slot at its index if
+/// it is empty, the consumer empties the slot at its index if it is full,
+/// so the two sides only meet through the slots.
+///
+/// The producer lock is taken with bottom halves off (the transmit path's
+/// [`BhOff`], or [`BhDisabled`] from process context); the consumer lock
+/// only in process context, so the reader pays no bottom-half toggling.
+///
+/// # Invariants
+///
+/// The producer index is the producer lock's data, the consumer index the
+/// consumer lock's. `slots` (the vector itself) is read with either lock
+/// held and replaced only with both held. A non-null slot owns its skb.
+#[pin_data(PinnedDrop)]
+pub(crate) struct SkbRing {
+    #[pin]
+    producer: RawSpinLock<usize>,
+    #[pin]
+    consumer: RawSpinLock<usize>,
+    slots: UnsafeCell<KVVec<AtomicPtr<bindings::sk_buff>>>,
+}
+
+// SAFETY: Every field is accessed under the lock the invariants name, and
+// skbs may be freed from any thread.
+unsafe impl Send for SkbRing {}
+// SAFETY: As above.
+unsafe impl Sync for SkbRing {}
+
+/// Storage for an [`SkbRing`], allocated outside its locks.
+pub(crate) struct RingSlots(KVVec<AtomicPtr<bindings::sk_buff>>);
+
+impl RingSlots {
+    /// The most slots a ring can have: `ptr_ring`'s limit
+    /// (`KMALLOC_MAX_SIZE / sizeof(void *)`), beyond which tun.c's
+    /// `ptr_ring_resize` fails with `ENOMEM`.
+    pub(crate) const MAX: usize =
+        bindings::RTUN_KMALLOC_MAX_SIZE as usize / core::mem::size_of::<*mut u8>();
+
+    /// Room for `len` packets, from `kvmalloc` (tun.c's `ptr_ring` uses
+    /// `kvmalloc_array`: a large ring falls back to vmalloc instead of
+    /// failing for want of contiguous memory). `len` 0 is a ring that
+    /// holds nothing, as `ptr_ring` of size 0: every packet is dropped.
+    pub(crate) fn new(len: usize) -> Result<Self> {
+        if len > Self::MAX {
+            return Err(ENOMEM);
+        }
+        let mut v = KVVec::with_capacity(len, GFP_KERNEL)?;
+        for _ in 0..len {
+            v.push(AtomicPtr::new(ptr::null_mut()), GFP_KERNEL)?;
+        }
+        Ok(Self(v))
+    }
+}
+
+impl SkbRing {
+    /// An empty ring with no storage (`ptr_ring_init(0)`); every produce
+    /// fails until [`SkbRing::resize`].
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            producer <- Lock::new(0, kernel::c_str!("SkbRing::producer"), kernel::static_lock_class!()),
+            consumer <- Lock::new(0, kernel::c_str!("SkbRing::consumer"), kernel::static_lock_class!()),
+            slots: UnsafeCell::new(KVVec::new()),
+        })
+    }
+
+    /// The slots, while the caller holds either lock.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds this ring's producer or consumer lock for `'a`.
+    unsafe fn slots<'a>(&'a self) -> &'a [AtomicPtr<bindings::sk_buff>] {
+        // SAFETY: Replaced only with both locks held (type invariants), and
+        // the caller holds one.
+        unsafe { &*self.slots.get() }
+    }
+
+    /// `ptr_ring_produce()` from a context with bottom halves off; gives
+    /// the packet back when the ring is full.
+    #[inline]
+    pub(crate) fn produce(&self, skb: SkBuff, _bh: &BhOff) -> core::result::Result<(), SkBuff> {
+        let mut producer = self.producer.lock();
+        // SAFETY: The producer lock is held.
+        let slots = unsafe { self.slots() };
+        let i = *producer;
+        match slots.get(i) {
+            Some(slot) if slot.load(Ordering::Acquire).is_null() => {
+                // INVARIANT: The slot now owns the skb.
+                slot.store(skb.into_raw(), Ordering::Release);
+                *producer = next(i, slots.len());
+                Ok(())
+            }
+            _ => Err(skb),
+        }
+    }
+
+    /// `ptr_ring_consume()`, from process context.
+    #[inline]
+    pub(crate) fn consume(&self) -> Option<SkBuff> {
+        let mut consumer = self.consumer.lock();
+        // SAFETY: The consumer lock is held.
+        let slots = unsafe { self.slots() };
+        let i = *consumer;
+        let slot = slots.get(i)?;
+        let p = slot.load(Ordering::Acquire);
+        if p.is_null() {
+            return None;
+        }
+        // Emptying the slot hands it back to the producer.
+        slot.store(ptr::null_mut(), Ordering::Release);
+        *consumer = next(i, slots.len());
+        // SAFETY: The slot owned the skb; it left the ring and is ours.
+        Some(unsafe { SkBuff::from_raw(p) })
+    }
+
+    /// `ptr_ring_empty()`.
+    pub(crate) fn is_empty(&self) -> bool {
+        let consumer = self.consumer.lock();
+        // SAFETY: The consumer lock is held.
+        let slots = unsafe { self.slots() };
+        slots
+            .get(*consumer)
+            .map_or(true, |slot| slot.load(Ordering::Acquire).is_null())
+    }
+
+    /// Drops every queued packet (`tun_queue_purge()`); returns how many.
+    pub(crate) fn purge(&self) -> u64 {
+        let mut n = 0;
+        while let Some(skb) = self.consume() {
+            drop(skb);
+            n += 1;
+        }
+        n
+    }
+
+    /// `ptr_ring_resize()`: moves the queued packets, in order, into
+    /// `slots`; those that do not fit are dropped. Returns how many were.
+    pub(crate) fn resize(&self, slots: RingSlots) -> u64 {
+        let mut new = slots.0;
+        let old = {
+            // Lock order as ptr_ring's: consumer, then producer with bottom
+            // halves off.
+            let mut consumer = self.consumer.lock();
+            let _bh = BhDisabled::new();
+            let mut producer = self.producer.lock();
+            // SAFETY: Both locks are held: the slots are ours to replace.
+            let old = unsafe { &mut *self.slots.get() };
+            let mut kept = 0;
+            for i in walk(*consumer, old.len()) {
+                let p = old[i].swap(ptr::null_mut(), Ordering::Relaxed);
+                if p.is_null() {
+                    continue;
+                }
+                match resize_slot(kept, new.len()) {
+                    Some(j) => {
+                        new[j].store(p, Ordering::Relaxed);
+                        kept += 1;
+                    }
+                    // Left in the old storage, to be freed below.
+                    None => old[i].store(p, Ordering::Relaxed),
+                }
+            }
+            *consumer = 0;
+            *producer = producer_after_resize(kept, new.len());
+            core::mem::swap(old, &mut new);
+            new
+        };
+        free_slots(old)
+    }
+}
+
+/// Frees the skbs left in `slots`; returns how many there were.
+fn free_slots(slots: KVVec<AtomicPtr<bindings::sk_buff>>) -> u64 {
+    let mut n = 0;
+    for slot in slots.iter() {
+        let p = slot.load(Ordering::Relaxed);
+        if !p.is_null() {
+            // SAFETY: A non-null slot owned its skb; nothing else refers to
+            // this storage any more.
+            drop(unsafe { SkBuff::from_raw(p) });
+            n += 1;
+        }
+    }
+    n
+}
+
+#[pinned_drop]
+impl PinnedDrop for SkbRing {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: Dropping: no other reference exists, so no lock is needed.
+        let slots = unsafe { core::mem::replace(&mut *self.slots.get(), KVVec::new()) };
+        free_slots(slots);
+    }
+}
