@@ -42,7 +42,9 @@ fn rtnl_locked_aliasing(data: &RtnlLocked<u32>) {
 /// live long enough".
 #[cfg(rtun_compile_fail = "device_escapes_rtnl")]
 fn device_escapes_rtnl(net: &NetNs) {
-    let dev = Rtnl::with(|rtnl| NetDevice::get_by_name(net, kernel::c_str!("x"), &crate::TUN_LINK_OPS, rtnl));
+    let dev = Rtnl::with(|rtnl| {
+        NetDevice::get_by_name(net, kernel::c_str!("x"), &crate::TUN_LINK_OPS, rtnl)
+    });
     drop(dev);
 }
 
@@ -74,8 +76,11 @@ fn dev_file_of_other_priv(dev: &crate::TunDev) {
     }
     static OTHER_FOPS: DebugfsFops<u32> = DebugfsFops::dev_text::<Other>();
     Rtnl::with(|rtnl| {
-        dev.priv_()
-            .debugfs
-            .create(&crate::DEBUGFS_ROOT, dev, &[(kernel::c_str!("x"), &OTHER_FOPS)], rtnl)
+        dev.priv_().debugfs.create(
+            &crate::DEBUGFS_ROOT,
+            dev,
+            &[(kernel::c_str!("x"), &OTHER_FOPS)],
+            rtnl,
+        )
     });
 }

@@ -13,14 +13,26 @@
 
 use super::*;
 
-/// A field of a C struct: its offset, and a Rust type of the C field's size.
-#[derive(Clone, Copy)]
-pub(super) struct CField<T> {
+/// A field of the C struct `S`: its offset, and a Rust type `T` of the C
+/// field's size. It reads and writes only through pointers to `S`.
+pub(super) struct CField<S, T> {
     off: usize,
-    _ty: PhantomData<T>,
+    _ty: PhantomData<(*const S, T)>,
 }
 
-impl<T: Copy> CField<T> {
+impl<S, T> Clone for CField<S, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S, T> Copy for CField<S, T> {}
+
+/// `struct skb_shared_info`, which the bindings do not hold: what
+/// [`skb_shinfo`] points to.
+pub(super) enum SkbSharedInfo {}
+
+impl<S, T: Copy> CField<S, T> {
     /// The field at `off`, of C size `size`: fails to compile (in a `const`)
     /// when `T` is not that size.
     pub(super) const fn new(off: c_ulong, size: c_ulong) -> Self {
@@ -41,7 +53,7 @@ impl<T: Copy> CField<T> {
     /// `base` is a live object of the field's struct type, and nothing
     /// writes the field concurrently (else use [`CField::read_once`]).
     #[inline(always)]
-    pub(super) unsafe fn read<B>(self, base: *const B) -> T {
+    pub(super) unsafe fn read(self, base: *const S) -> T {
         // SAFETY: As the caller guarantees; the offset and size are the C
         // field's.
         unsafe { ptr::read(base.cast::<u8>().add(self.off).cast::<T>()) }
@@ -53,7 +65,7 @@ impl<T: Copy> CField<T> {
     ///
     /// `base` is a live object of the field's struct type.
     #[inline(always)]
-    pub(super) unsafe fn read_once<B>(self, base: *const B) -> T {
+    pub(super) unsafe fn read_once(self, base: *const S) -> T {
         // SAFETY: As the caller guarantees; a volatile read sees some value
         // a writer stored, as READ_ONCE does.
         unsafe { ptr::read_volatile(base.cast::<u8>().add(self.off).cast::<T>()) }
@@ -66,7 +78,7 @@ impl<T: Copy> CField<T> {
     /// `base` is a live object of the field's struct type that the caller
     /// may write, and `v` keeps it consistent.
     #[inline(always)]
-    pub(super) unsafe fn write<B>(self, base: *mut B, v: T) {
+    pub(super) unsafe fn write(self, base: *mut S, v: T) {
         // SAFETY: As the caller guarantees.
         unsafe { ptr::write(base.cast::<u8>().add(self.off).cast::<T>(), v) }
     }
@@ -77,7 +89,7 @@ impl<T: Copy> CField<T> {
     ///
     /// `base` is a live object of the field's struct type.
     #[inline(always)]
-    pub(super) unsafe fn ptr<B>(self, base: *mut B) -> *mut T {
+    pub(super) unsafe fn ptr(self, base: *mut S) -> *mut T {
         // SAFETY: In bounds of the object, as the caller guarantees.
         unsafe { base.cast::<u8>().add(self.off).cast::<T>() }
     }
@@ -85,41 +97,59 @@ impl<T: Copy> CField<T> {
 
 /// Declares `CField` constants from `bindings_helper.h`'s `RTUN_FIELD`s.
 macro_rules! c_fields {
-    ($($name:ident: $ty:ty = $off:ident, $size:ident;)*) => {
-        $(pub(super) const $name: CField<$ty> = CField::new(bindings::$off, bindings::$size);)*
+    ($($name:ident: $s:ty => $ty:ty = $off:ident, $size:ident;)*) => {
+        $(pub(super) const $name: CField<$s, $ty> = CField::new(bindings::$off, bindings::$size);)*
     };
 }
 
 c_fields! {
-    SKB_LEN: u32 = RTUN_SKB_LEN, RTUN_SKB_LEN_SIZE;
-    SKB_DATA_LEN: u32 = RTUN_SKB_DATA_LEN, RTUN_SKB_DATA_LEN_SIZE;
-    SKB_DATA: *mut u8 = RTUN_SKB_DATA, RTUN_SKB_DATA_SIZE;
-    SKB_HEAD: *mut u8 = RTUN_SKB_HEAD, RTUN_SKB_HEAD_SIZE;
+    SKB_LEN: bindings::sk_buff => u32 = RTUN_SKB_LEN, RTUN_SKB_LEN_SIZE;
+    SKB_DATA_LEN: bindings::sk_buff => u32 = RTUN_SKB_DATA_LEN, RTUN_SKB_DATA_LEN_SIZE;
+    SKB_DATA: bindings::sk_buff => *mut u8 = RTUN_SKB_DATA, RTUN_SKB_DATA_SIZE;
+    SKB_HEAD: bindings::sk_buff => *mut u8 = RTUN_SKB_HEAD, RTUN_SKB_HEAD_SIZE;
     // `sk_buff_data_t`: an offset from `head` on 64-bit.
-    SKB_END: u32 = RTUN_SKB_END, RTUN_SKB_END_SIZE;
-    SKB_DESTRUCTOR: *const c_void = RTUN_SKB_DESTRUCTOR, RTUN_SKB_DESTRUCTOR_SIZE;
-    SKB_QUEUE_MAPPING: u16 = RTUN_SKB_QUEUE_MAPPING, RTUN_SKB_QUEUE_MAPPING_SIZE;
+    SKB_END: bindings::sk_buff => u32 = RTUN_SKB_END, RTUN_SKB_END_SIZE;
+    SKB_DESTRUCTOR: bindings::sk_buff => *const c_void = RTUN_SKB_DESTRUCTOR, RTUN_SKB_DESTRUCTOR_SIZE;
+    SKB_QUEUE_MAPPING: bindings::sk_buff => u16 = RTUN_SKB_QUEUE_MAPPING, RTUN_SKB_QUEUE_MAPPING_SIZE;
     // `__be16`, kept in network byte order.
-    SKB_PROTOCOL: u16 = RTUN_SKB_PROTOCOL, RTUN_SKB_PROTOCOL_SIZE;
-    SKB_DEV: *mut bindings::net_device = RTUN_SKB_DEV, RTUN_SKB_DEV_SIZE;
-    SHINFO_FLAGS: u8 = RTUN_SHINFO_FLAGS, RTUN_SHINFO_FLAGS_SIZE;
-    SHINFO_TX_FLAGS: u8 = RTUN_SHINFO_TX_FLAGS, RTUN_SHINFO_TX_FLAGS_SIZE;
-    IOV_ITER_COUNT: usize = RTUN_IOV_ITER_COUNT, RTUN_IOV_ITER_COUNT_SIZE;
-    WQ_HEAD_NEXT: *mut c_void = RTUN_WQ_HEAD_NEXT, RTUN_WQ_HEAD_NEXT_SIZE;
-    NETDEV_TX_QUEUE_LEN: u32 = RTUN_NETDEV_TX_QUEUE_LEN, RTUN_NETDEV_TX_QUEUE_LEN_SIZE;
-    NETDEV_FLAGS: u32 = RTUN_NETDEV_FLAGS, RTUN_NETDEV_FLAGS_SIZE;
-    NETDEV_REG_STATE: u8 = RTUN_NETDEV_REG_STATE, RTUN_NETDEV_REG_STATE_SIZE;
-    NETDEV_NAME: [u8; 16] = RTUN_NETDEV_NAME, RTUN_NETDEV_NAME_SIZE;
-    NETDEV_PRIV: u8 = RTUN_NETDEV_PRIV, RTUN_NETDEV_PRIV_SIZE;
-    PCPU_HOT_CPU_NUMBER: u32 = RTUN_PCPU_HOT_CPU_NUMBER, RTUN_PCPU_HOT_CPU_NUMBER_SIZE;
-    NET_HOTDATA_RPS_SOCK_FLOW_TABLE: *mut bindings::rps_sock_flow_table =
+    SKB_PROTOCOL: bindings::sk_buff => u16 = RTUN_SKB_PROTOCOL, RTUN_SKB_PROTOCOL_SIZE;
+    SKB_DEV: bindings::sk_buff => *mut bindings::net_device = RTUN_SKB_DEV, RTUN_SKB_DEV_SIZE;
+    SHINFO_FLAGS: SkbSharedInfo => u8 = RTUN_SHINFO_FLAGS, RTUN_SHINFO_FLAGS_SIZE;
+    SHINFO_TX_FLAGS: SkbSharedInfo => u8 = RTUN_SHINFO_TX_FLAGS, RTUN_SHINFO_TX_FLAGS_SIZE;
+    IOV_ITER_COUNT: bindings::iov_iter => usize = RTUN_IOV_ITER_COUNT, RTUN_IOV_ITER_COUNT_SIZE;
+    WQ_HEAD_NEXT: bindings::wait_queue_head => *mut c_void = RTUN_WQ_HEAD_NEXT, RTUN_WQ_HEAD_NEXT_SIZE;
+    NETDEV_TX_QUEUE_LEN: bindings::net_device => u32 = RTUN_NETDEV_TX_QUEUE_LEN, RTUN_NETDEV_TX_QUEUE_LEN_SIZE;
+    NETDEV_FLAGS: bindings::net_device => u32 = RTUN_NETDEV_FLAGS, RTUN_NETDEV_FLAGS_SIZE;
+    NETDEV_REG_STATE: bindings::net_device => u8 = RTUN_NETDEV_REG_STATE, RTUN_NETDEV_REG_STATE_SIZE;
+    NETDEV_NAME: bindings::net_device => [u8; 16] = RTUN_NETDEV_NAME, RTUN_NETDEV_NAME_SIZE;
+    NETDEV_PRIV: bindings::net_device => u8 = RTUN_NETDEV_PRIV, RTUN_NETDEV_PRIV_SIZE;
+    PCPU_HOT_CPU_NUMBER: bindings::pcpu_hot => u32 = RTUN_PCPU_HOT_CPU_NUMBER, RTUN_PCPU_HOT_CPU_NUMBER_SIZE;
+    NET_HOTDATA_RPS_SOCK_FLOW_TABLE: bindings::net_hotdata => *mut bindings::rps_sock_flow_table =
         RTUN_NET_HOTDATA_RPS_SOCK_FLOW_TABLE, RTUN_NET_HOTDATA_RPS_SOCK_FLOW_TABLE_SIZE;
-    NET_HOTDATA_RPS_CPU_MASK: u32 = RTUN_NET_HOTDATA_RPS_CPU_MASK, RTUN_NET_HOTDATA_RPS_CPU_MASK_SIZE;
+    NET_HOTDATA_RPS_CPU_MASK: bindings::net_hotdata => u32 = RTUN_NET_HOTDATA_RPS_CPU_MASK, RTUN_NET_HOTDATA_RPS_CPU_MASK_SIZE;
 }
 
 #[cfg(CONFIG_PCPU_DEV_REFCNT)]
 c_fields! {
-    NETDEV_PCPU_REFCNT: *mut i32 = RTUN_NETDEV_PCPU_REFCNT, RTUN_NETDEV_PCPU_REFCNT_SIZE;
+    NETDEV_PCPU_REFCNT: bindings::net_device => *mut i32 = RTUN_NETDEV_PCPU_REFCNT, RTUN_NETDEV_PCPU_REFCNT_SIZE;
+}
+
+// Misuses that must not compile (`scripts/compile-fail.sh`): a field read
+// through a pointer to another struct, and a field declared with a Rust type
+// of another size than C's.
+#[cfg(rtun_compile_fail = "cfield_of_other_struct")]
+fn cfield_of_other_struct(dev: *const bindings::net_device) -> u32 {
+    // SAFETY: Never compiled.
+    unsafe { SKB_LEN.read(dev) }
+}
+#[cfg(rtun_compile_fail = "cfield_of_other_size")]
+c_fields! {
+    SKB_LEN_AS_U64: bindings::sk_buff => u64 = RTUN_SKB_LEN, RTUN_SKB_LEN_SIZE;
+}
+#[cfg(rtun_compile_fail = "cfield_of_other_size")]
+fn cfield_of_other_size(skb: *const bindings::sk_buff) -> u64 {
+    // SAFETY: Never compiled.
+    unsafe { SKB_LEN_AS_U64.read(skb) }
 }
 
 // Every function below that reads such a field goes through these; the
@@ -188,10 +218,10 @@ pub(super) unsafe fn skb_record_rx_queue(skb: *mut bindings::sk_buff, queue: u16
 ///
 /// `skb` is a live skb.
 #[inline(always)]
-pub(super) unsafe fn skb_shinfo(skb: *const bindings::sk_buff) -> *const u8 {
+pub(super) unsafe fn skb_shinfo(skb: *const bindings::sk_buff) -> *const SkbSharedInfo {
     // SAFETY: As the caller guarantees; `head + end` is the skb's
     // `skb_shared_info`.
-    unsafe { SKB_HEAD.read(skb).add(SKB_END.read(skb) as usize) }
+    unsafe { SKB_HEAD.read(skb).add(SKB_END.read(skb) as usize).cast() }
 }
 
 /// `skb_zcopy()` (include/linux/skbuff.h) as a test: whether the skb
