@@ -7,11 +7,14 @@
 
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::sys::{
-    self, errno, poll, FileOps, IovIter, NetNs, PollTable, RcuDev, RcuReadGuard, RtnlLocked,
-    SkBuff, SkbRing, WaitQueue,
+    self, errno, poll, FileOps, IoctlAbi, IovIter, NetNs, PollTable, RcuDev, RcuReadGuard, Rtnl,
+    RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, WaitQueue,
 };
-use crate::{bindings, inc, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, MAX_MTU};
-use core::sync::atomic::{AtomicBool, AtomicU16, Ordering};
+use crate::{
+    bindings, inc, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, MAX_MTU, TUN_PROTO,
+};
+use core::fmt::Write;
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
@@ -62,13 +65,18 @@ impl FileOps for TunChr {
         tun_chr_poll(tfile, table)
     }
 
-    fn ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize) -> Result<isize> {
-        ioctl::tun_chr_ioctl(tfile, cmd, arg)
+    fn ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize, abi: IoctlAbi) -> Result<isize> {
+        ioctl::tun_chr_ioctl(tfile, cmd, arg, abi)
+    }
+
+    fn show_fdinfo(tfile: &TunFile, m: &mut SeqFile) {
+        tun_chr_show_fdinfo(tfile, m)
     }
 }
 
-/// `tun_chr_open()`.
+/// `tun_chr_open()`: the file and its socket.
 fn tun_chr_open() -> Result<Arc<TunFile>> {
+    let sock = Sock::new(&TUN_PROTO)?;
     Arc::pin_init(
         pin_init!(TunFile {
             ring <- SkbRing::new(),
@@ -79,9 +87,24 @@ fn tun_chr_open() -> Result<Arc<TunFile>> {
             shutdown: AtomicBool::new(false),
             net: NetNs::current(),
             next_disabled: RtnlLocked::new(None),
+            sock,
+            ifindex: AtomicI32::new(0),
         }),
         GFP_KERNEL,
     )
+}
+
+/// `tun_chr_show_fdinfo()`: `iff:` and the device's name (empty while
+/// the file has none), which `ip -d tuntap show` reads.
+fn tun_chr_show_fdinfo(tfile: &TunFile, m: &mut SeqFile) {
+    let name = Rtnl::with(|rtnl| tfile.tun.get_rtnl(rtnl).map(|dev| dev.name()));
+    let name = name.unwrap_or([0; bindings::IFNAMSIZ as usize]);
+    let end = name.iter().position(|&c| c == 0).unwrap_or(name.len());
+    let _ = writeln!(
+        m,
+        "iff:\t{}",
+        core::str::from_utf8(&name[..end]).unwrap_or("")
+    );
 }
 
 /// `tun_chr_close()`.
@@ -170,7 +193,7 @@ fn tun_flow_update(tun: &Tun, rxhash: u32, tfile: &TunFile) {
 /// `tun_get_user()`: builds a packet from the writer's buffer and hands it
 /// to the stack. The skb is built as tun.c builds it (`tun_alloc_skb`):
 /// with a sleeping allocation, linear under a page, paged above.
-fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter) -> Result<usize> {
+fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool) -> Result<usize> {
     let tun = dev.priv_();
     let flags = tun.flags();
     let total = from.count();
@@ -203,7 +226,12 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter) -> Result<usi
         inc(&tun.stats.rx_dropped, 1);
         e
     };
-    let skb = SkBuff::alloc_for_write(align, len, good_linear(align)).map_err(drop)?;
+    // Charged to the file's send buffer: past it, wait or `EAGAIN` (which,
+    // as in tun.c, is not a drop).
+    let skb = tfile
+        .sock
+        .alloc_send_skb(align, len, good_linear(align), noblock)
+        .map_err(|e| if e == EAGAIN { e } else { drop(e) })?;
     let mut skb = skb.copy_from_iter(from).map_err(drop)?;
 
     match kind {
@@ -262,9 +290,9 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter) -> Result<usi
 }
 
 /// `tun_chr_write_iter()`.
-fn tun_chr_write_iter(tfile: &TunFile, from: &mut IovIter, _noblock: bool) -> Result<usize> {
+fn tun_chr_write_iter(tfile: &TunFile, from: &mut IovIter, noblock: bool) -> Result<usize> {
     let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
-    tun_get_user(&dev, tfile, from)
+    tun_get_user(&dev, tfile, from, noblock)
 }
 
 /// `tun_chr_poll()`.
@@ -273,14 +301,17 @@ fn tun_chr_poll(tfile: &TunFile, table: &PollTable) -> u32 {
         return poll::ERR;
     };
     table.wait(&tfile.wq);
+    // Writers waiting for send-buffer space are woken on the socket's.
+    table.wait(tfile.sock.wq());
 
     let mut mask = 0;
     if !tfile.ring.is_empty() {
         mask |= poll::IN;
     }
-    // tun.c also requires socket send buffer space; we keep no send buffer
-    // accounting, so a file of an up device is always writable.
-    if dev.flags() & sys::IFF_UP != 0 {
+    // `tun_sock_writeable()`: up, with send-buffer space (or, having
+    // flagged that we wait, with space after all).
+    let writeable = || dev.flags() & sys::IFF_UP != 0 && tfile.sock.writeable();
+    if writeable() || (!tfile.sock.test_and_set_nospace() && writeable()) {
         mask |= poll::OUT;
     }
     if !dev.is_registered() {

@@ -122,6 +122,10 @@ c_fields! {
     NETDEV_FLAGS: bindings::net_device => u32 = RTUN_NETDEV_FLAGS, RTUN_NETDEV_FLAGS_SIZE;
     NETDEV_REG_STATE: bindings::net_device => u8 = RTUN_NETDEV_REG_STATE, RTUN_NETDEV_REG_STATE_SIZE;
     NETDEV_NAME: bindings::net_device => [u8; 16] = RTUN_NETDEV_NAME, RTUN_NETDEV_NAME_SIZE;
+    NETDEV_TYPE: bindings::net_device => u16 = RTUN_NETDEV_TYPE, RTUN_NETDEV_TYPE_SIZE;
+    NETDEV_ADDR_LEN: bindings::net_device => u8 = RTUN_NETDEV_ADDR_LEN, RTUN_NETDEV_ADDR_LEN_SIZE;
+    NETDEV_IFINDEX: bindings::net_device => i32 = RTUN_NETDEV_IFINDEX, RTUN_NETDEV_IFINDEX_SIZE;
+    SOCK_FILTER: bindings::sock => *const c_void = RTUN_SOCK_FILTER, RTUN_SOCK_FILTER_SIZE;
     NETDEV_PRIV: bindings::net_device => u8 = RTUN_NETDEV_PRIV, RTUN_NETDEV_PRIV_SIZE;
     PCPU_HOT_CPU_NUMBER: bindings::pcpu_hot => u32 = RTUN_PCPU_HOT_CPU_NUMBER, RTUN_PCPU_HOT_CPU_NUMBER_SIZE;
     NET_HOTDATA_RPS_SOCK_FLOW_TABLE: bindings::net_hotdata => *mut bindings::rps_sock_flow_table =

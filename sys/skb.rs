@@ -98,52 +98,8 @@ impl SkBuff {
         core::mem::ManuallyDrop::new(self).0.as_ptr()
     }
 
-    fn as_ptr(&self) -> *mut bindings::sk_buff {
+    pub(super) fn as_ptr(&self) -> *mut bindings::sk_buff {
         self.0.as_ptr()
-    }
-
-    /// `tun_alloc_skb()`: an skb for a `len`-byte write, `prepad` bytes of
-    /// headroom, built as tun.c builds it (`sock_alloc_send_pskb()`, which
-    /// is `alloc_skb_with_frags()` with the socket's `GFP_KERNEL`): all
-    /// linear under a page, else `linear` bytes in the head and the rest in
-    /// page fragments of up to `PAGE_ALLOC_COSTLY_ORDER`, so a large write
-    /// needs no high-order allocation. May sleep.
-    pub(crate) fn alloc_for_write(prepad: usize, len: usize, linear: usize) -> Result<Unfilled> {
-        let page = bindings::RTUN_PAGE_SIZE as usize;
-        let max_frags = bindings::RTUN_MAX_SKB_FRAGS as usize
-            * (page << bindings::RTUN_PAGE_ALLOC_COSTLY_ORDER);
-        let mut linear = if prepad + len < page {
-            len
-        } else {
-            linear.min(len)
-        };
-        if len - linear > max_frags {
-            linear = len - max_frags;
-        }
-        let mut err: c_int = 0;
-        // SAFETY: Plain allocation; `err` is valid for writes.
-        let p = unsafe {
-            bindings::alloc_skb_with_frags(
-                (prepad + linear) as c_ulong,
-                (len - linear) as c_ulong,
-                bindings::RTUN_PAGE_ALLOC_COSTLY_ORDER as c_int,
-                &mut err,
-                bindings::RTUN_GFP_KERNEL,
-            )
-        };
-        let p = NonNull::new(p).ok_or_else(|| Error::from_errno(err))?;
-        // SAFETY: A fresh skb with `prepad + linear` bytes of head room and
-        // `len - linear` bytes of page fragments: reserve the pad, claim the
-        // linear part, account the fragments (the tail of
-        // `tun_alloc_skb()`).
-        unsafe {
-            bindings::rtun_skb_reserve(p.as_ptr(), prepad as c_int);
-            bindings::skb_put(p.as_ptr(), linear as c_uint);
-            inline::SKB_DATA_LEN.write(p.as_ptr(), (len - linear) as u32);
-            inline::SKB_LEN.write(p.as_ptr(), len as u32);
-        }
-        // INVARIANT: Ours alone; not filled yet, hence `Unfilled`.
-        Ok(Unfilled(p))
     }
 
     /// `skb->len`.
@@ -207,6 +163,21 @@ impl SkBuff {
             let len = inline::SKB_LEN.read(self.as_ptr());
             let data_len = inline::SKB_DATA_LEN.read(self.as_ptr());
             (len != data_len).then(|| ptr::read(inline::SKB_DATA.read(self.as_ptr())))
+        }
+    }
+
+    /// The first `N` bytes of the packet data, if that many are linear
+    /// (a TAP frame's destination address: tun.c's `run_filter()` reads
+    /// `skb->data`).
+    pub(crate) fn head<const N: usize>(&self) -> Option<[u8; N]> {
+        // SAFETY: A valid skb; `skb_headlen()` bytes at `data` are
+        // initialised, and we read `N` only if that many are there.
+        unsafe {
+            let len = inline::SKB_LEN.read(self.as_ptr());
+            let data_len = inline::SKB_DATA_LEN.read(self.as_ptr());
+            ((len - data_len) as usize >= N).then(|| {
+                ptr::read_unaligned(inline::SKB_DATA.read(self.as_ptr()).cast::<[u8; N]>())
+            })
         }
     }
 
@@ -321,7 +292,7 @@ impl Drop for SkBuff {
     }
 }
 
-/// An skb from [`SkBuff::alloc_for_write`] whose bytes are not written yet:
+/// An skb from [`Sock::alloc_send_skb`] whose bytes are not written yet:
 /// no safe code sees them until [`Unfilled::copy_from_iter`] has.
 ///
 /// # Invariants
@@ -330,6 +301,31 @@ impl Drop for SkBuff {
 pub(crate) struct Unfilled(NonNull<bindings::sk_buff>);
 
 impl Unfilled {
+    /// Claims a fresh skb from `sock_alloc_send_pskb()` with `prepad +
+    /// linear` bytes of head room and `len - linear` bytes of page
+    /// fragments: reserves the pad, claims the linear part, accounts the
+    /// fragments (the tail of tun.c's `tun_alloc_skb()`).
+    ///
+    /// # Safety
+    ///
+    /// `p` is such an skb, and the caller's alone.
+    pub(super) unsafe fn claim(
+        p: NonNull<bindings::sk_buff>,
+        prepad: usize,
+        len: usize,
+        linear: usize,
+    ) -> Self {
+        // SAFETY: As the caller guarantees.
+        unsafe {
+            bindings::rtun_skb_reserve(p.as_ptr(), prepad as c_int);
+            bindings::skb_put(p.as_ptr(), linear as c_uint);
+            inline::SKB_DATA_LEN.write(p.as_ptr(), (len - linear) as u32);
+            inline::SKB_LEN.write(p.as_ptr(), len as u32);
+        }
+        // INVARIANT: Ours alone; not filled yet.
+        Self(p)
+    }
+
     /// `skb_copy_datagram_from_iter()` of the whole packet: the skb, now
     /// filled, or `EFAULT` (the skb is dropped).
     pub(crate) fn copy_from_iter(self, from: &mut IovIter) -> Result<SkBuff> {
