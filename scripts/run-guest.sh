@@ -17,7 +17,8 @@
 # /bin, busybox: call them by full path): the host's iproute2 ip, socat,
 # openvpn, wireguard-go, wg and strace with the shared libraries they load,
 # and tun-selftest and tun32 from scripts/build-clients.sh (built against the
-# booted kernel's tree).
+# booted kernel's tree), and scripts/guest/clients-smoke.sh as
+# /usr/bin/clients-smoke.
 #
 # TCG runs single-threaded by default (both vCPUs on one host thread): with
 # multi-threaded TCG (--mttcg), QEMU 7.2 lets a vCPU execute the int3 of a
@@ -89,6 +90,7 @@ add_clients() { # add_clients ROOT
 	# busybox's ip has no tuntap or netns: make sure this one is iproute2.
 	"$root/usr/bin/ip" -V 2>&1 | grep -q iproute2 || rt_die "the host's ip is not iproute2's"
 	cp "$cdir/tun-selftest" "$cdir/tun32" "$root/usr/bin/"
+	cp "$RT_TOP/scripts/guest/clients-smoke.sh" "$root/usr/bin/clients-smoke"
 	cat >"$root/etc/passwd" <<-'EOF'
 		root:x:0:0:root:/root:/bin/sh
 		nobody:x:65534:65534:nobody:/nonexistent:/bin/false

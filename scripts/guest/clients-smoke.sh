@@ -17,10 +17,13 @@
 # 0), each client runs under strace and "IOCTL <client>: ..." lines list the
 # calls it made on its tun file descriptors.
 #
-# usage: clients-smoke.sh [RTUN_STRACE=0] [tun|rust_tun]
+# usage: clients-smoke.sh [RTUN_STRACE=0] [RTUN_NOLOAD=1] [tun|rust_tun|dropin]
 #   the driver behind /dev/net/tun (default: the C tun). For rust_tun the
 #   node /dev/net/tun is made with rust_tun's device number: most clients
-#   cannot be pointed at another node. NAME=VALUE arguments are exported.
+#   cannot be pointed at another node. dropin: rust_tun loaded with
+#   dropin=1, which is /dev/net/tun itself. NAME=VALUE arguments are
+#   exported; with RTUN_NOLOAD=1 the module is loaded already and stays
+#   (the guest test suite's `clients` test).
 set -u
 driver=tun
 for a in "$@"; do
@@ -202,8 +205,13 @@ wait_for() { # wait_for SECS CMD...
 }
 
 echo "RTUN-CLIENTS: driver $driver"
+module=$driver
 case $driver in
-tun) insmod /lib/modules/tun.ko || exit 1 ;;
+tun) [ "${RTUN_NOLOAD:-0}" = 1 ] || insmod /lib/modules/tun.ko || exit 1 ;;
+dropin)
+	module=rust_tun
+	[ "${RTUN_NOLOAD:-0}" = 1 ] || insmod /lib/modules/rust_tun.ko dropin=1 || exit 1
+	;;
 rust_tun)
 	insmod /lib/modules/rust_tun.ko || exit 1
 	dev=
@@ -395,7 +403,9 @@ done
 left=$(ls /sys/class/net | grep -vxE 'lo|sit0')
 [ -z "$left" ] || { echo "devices left: $left"; fails=$((fails + 1)); }
 sleep 1
-rmmod $driver || { echo "rmmod $driver failed"; fails=$((fails + 1)); }
+if [ "${RTUN_NOLOAD:-0}" != 1 ]; then
+	rmmod $module || { echo "rmmod $module failed"; fails=$((fails + 1)); }
+fi
 echo "modules left: $(cut -d' ' -f1 /proc/modules | tr '\n' ' ')"
 echo "RTUN-CLIENTS: $fails failed"
 [ $fails = 0 ]
