@@ -98,11 +98,14 @@ pub(crate) fn tun_attach<'g>(
     if !detached && n + tun.numdisabled() as usize == MAX_TAP_QUEUES {
         return Err(E2BIG);
     }
-    // Re-attach the filter of a persistent device. Deliberate difference:
-    // tun.c returns right after a successful re-attach, with the file not
-    // attached at all (`if (!err) goto out`); we go on attaching it.
+    // Re-attach the filter of a persistent device: the program is read
+    // again from the user address `TUNATTACHFILTER` gave, in the attaching
+    // process. As tun.c, a failure leaves the file without a filter and
+    // is not an error. Deliberate difference: tun.c returns right after a
+    // successful re-attach, with the file not attached at all (`if (!err)
+    // goto out`); we go on attaching it.
     if !skip_filter && tun.filter_attached.load(Ordering::Relaxed) {
-        tfile.sock.attach_filter(tun.fprog.get(rtnl))?;
+        let _ = tfile.sock.attach_filter(tun.fprog.get(rtnl));
     }
     // The ring follows the device's tx_queue_len (a detached file keeps its own).
     if !detached {
