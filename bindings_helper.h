@@ -12,6 +12,7 @@
 #include <linux/sockios.h>
 #include <linux/sysfs.h>
 #include <net/sock.h>
+#include <linux/virtio_net.h>
 #include <linux/slab.h>
 #include <linux/etherdevice.h>
 #include <linux/jump_label.h>
@@ -46,6 +47,16 @@ const unsigned long RTUN_NETDEV_PRE_TYPE_CHANGE = NETDEV_PRE_TYPE_CHANGE;
 const unsigned long RTUN_NETDEV_POST_TYPE_CHANGE = NETDEV_POST_TYPE_CHANGE;
 const unsigned int RTUN_SOCK_IOC_TYPE = SOCK_IOC_TYPE;
 const unsigned short RTUN_S_IRUGO = S_IRUGO;
+/* Device features (netdev_features_t bits from __NETIF_F()). */
+const u64 RTUN_NETIF_F_SG = NETIF_F_SG;
+const u64 RTUN_NETIF_F_FRAGLIST = NETIF_F_FRAGLIST;
+const u64 RTUN_NETIF_F_HW_CSUM = NETIF_F_HW_CSUM;
+const u64 RTUN_NETIF_F_TSO = NETIF_F_TSO;
+const u64 RTUN_NETIF_F_TSO6 = NETIF_F_TSO6;
+const u64 RTUN_NETIF_F_TSO_ECN = NETIF_F_TSO_ECN;
+const u64 RTUN_NETIF_F_GSO_UDP_L4 = NETIF_F_GSO_UDP_L4;
+const u64 RTUN_NETIF_F_HW_VLAN_CTAG_TX = NETIF_F_HW_VLAN_CTAG_TX;
+const u64 RTUN_NETIF_F_HW_VLAN_STAG_TX = NETIF_F_HW_VLAN_STAG_TX;
 const unsigned int RTUN_IFF_UP = IFF_UP;
 const unsigned int RTUN_IFF_POINTOPOINT = IFF_POINTOPOINT;
 const unsigned int RTUN_IFF_NOARP = IFF_NOARP;
@@ -107,6 +118,10 @@ RTUN_FIELD(NETDEV_NAME, struct net_device, name);
 RTUN_FIELD(NETDEV_TYPE, struct net_device, type);
 RTUN_FIELD(NETDEV_ADDR_LEN, struct net_device, addr_len);
 RTUN_FIELD(NETDEV_IFINDEX, struct net_device, ifindex);
+RTUN_FIELD(NETDEV_FEATURES, struct net_device, features);
+RTUN_FIELD(NETDEV_HW_FEATURES, struct net_device, hw_features);
+RTUN_FIELD(NETDEV_WANTED_FEATURES, struct net_device, wanted_features);
+RTUN_FIELD(NETDEV_VLAN_FEATURES, struct net_device, vlan_features);
 RTUN_FIELD(SOCK_FILTER, struct sock, sk_filter);
 #ifdef CONFIG_PCPU_DEV_REFCNT
 RTUN_FIELD(NETDEV_PCPU_REFCNT, struct net_device, pcpu_refcnt);

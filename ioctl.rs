@@ -12,7 +12,8 @@ use crate::{
     bindings, dropin, link_ops, DevKind, Tun, TunDev, TunDriver, TunFile, IFF_ATTACH_QUEUE,
     IFF_DETACH_QUEUE, IFF_MULTI_QUEUE, IFF_NAPI, IFF_NAPI_FRAGS, IFF_NOFILTER, IFF_NO_CARRIER,
     IFF_PERSIST, IFF_TAP, IFF_TUN, IFF_TUN_EXCL, INVALID_ID, MAX_MTU, MAX_TAP_QUEUES, MIN_MTU,
-    NETDEV_OPS, TUN_ATTR_GROUP, TUN_FEATURES, TUN_TYPE_MASK, TUN_VNET_LE, VNET_HDR_LEN,
+    NETDEV_OPS, TUN_ATTR_GROUP, TUN_FEATURES, TUN_TYPE_MASK, TUN_USER_FEATURES, TUN_VNET_LE,
+    VNET_HDR_SZ_MIN,
 };
 use core::ffi::{c_int, c_uint};
 use core::sync::atomic::Ordering;
@@ -58,15 +59,6 @@ const TUNGETDEVNETNS: u32 = ioctl::_IO(b'T' as u32, 227);
 const SIOCGIFHWADDR: u32 = bindings::SIOCGIFHWADDR;
 const SIOCSIFHWADDR: u32 = bindings::SIOCSIFHWADDR;
 const SIOCGSKNS: u32 = bindings::SIOCGSKNS;
-
-/// `TUNSETOFFLOAD`'s flags (`TUN_F_*`): the ones tun.c knows.
-const TUN_F_ALL: usize = (bindings::TUN_F_CSUM
-    | bindings::TUN_F_TSO4
-    | bindings::TUN_F_TSO6
-    | bindings::TUN_F_TSO_ECN
-    | bindings::TUN_F_UFO
-    | bindings::TUN_F_USO4
-    | bindings::TUN_F_USO6) as usize;
 
 /// `sizeof(struct ifreq)`: the `ifreq_len` tun copies (64-bit).
 const IFREQ_LEN: usize = core::mem::size_of::<bindings::ifreq>();
@@ -504,16 +496,7 @@ pub(crate) fn tun_chr_ioctl(
                 tun.msg_enable.store(arg as u32, Ordering::Relaxed);
                 Ok(0)
             }
-            TUNSETOFFLOAD => {
-                // Deliberate difference until the vnet header exists: the
-                // flags are checked as tun.c, and the device keeps no
-                // offloads (what a client without a vnet header gets).
-                if arg & !TUN_F_ALL != 0 {
-                    Err(EINVAL)
-                } else {
-                    Ok(0)
-                }
-            }
+            TUNSETOFFLOAD => set_offload(dev, arg, rtnl).map(|()| 0),
             TUNSETTXFILTER => tap_only(tun).and_then(|()| tun_set_txfilter(tun, arg)),
             SIOCGIFHWADDR => {
                 let mut sa = [0u8; sys::SOCKADDR_LEN];
@@ -541,7 +524,7 @@ pub(crate) fn tun_chr_ioctl(
             }),
             TUNGETVNETHDRSZ => put_int(arg, tun.vnet_hdr_sz.load(Ordering::Relaxed)).map(|()| 0),
             TUNSETVNETHDRSZ => get_int(arg).and_then(|sz| {
-                if sz < VNET_HDR_LEN {
+                if sz < VNET_HDR_SZ_MIN {
                     return Err(EINVAL);
                 }
                 tun.vnet_hdr_sz.store(sz, Ordering::Relaxed);
@@ -591,8 +574,59 @@ pub(crate) fn tun_chr_ioctl(
     })
 }
 
-/// `tun_net_initialize()`: the type-specific set-up of a new device.
+/// `set_offload()`: `TUNSETOFFLOAD`'s `TUN_F_*` flags as device features.
+/// Checksum offload first; TSO (with ECN) and USO only with it, USO only
+/// as v4 and v6 together; UFO is accepted and ignored. Any other bit is
+/// `EINVAL` ("a way to test for new features").
+fn set_offload(dev: &TunDev, arg: usize, rtnl: &mut Rtnl<'_>) -> Result {
+    use bindings as b;
+    let f = |v: u32| v as usize;
+    let mut arg = arg;
+    let mut features = 0u64;
+    if arg & f(b::TUN_F_CSUM) != 0 {
+        features |= b::RTUN_NETIF_F_HW_CSUM;
+        arg &= !f(b::TUN_F_CSUM);
+        if arg & f(b::TUN_F_TSO4 | b::TUN_F_TSO6) != 0 {
+            if arg & f(b::TUN_F_TSO_ECN) != 0 {
+                features |= b::RTUN_NETIF_F_TSO_ECN;
+                arg &= !f(b::TUN_F_TSO_ECN);
+            }
+            if arg & f(b::TUN_F_TSO4) != 0 {
+                features |= b::RTUN_NETIF_F_TSO;
+            }
+            if arg & f(b::TUN_F_TSO6) != 0 {
+                features |= b::RTUN_NETIF_F_TSO6;
+            }
+            arg &= !f(b::TUN_F_TSO4 | b::TUN_F_TSO6);
+        }
+        arg &= !f(b::TUN_F_UFO);
+        if arg & f(b::TUN_F_USO4) != 0 && arg & f(b::TUN_F_USO6) != 0 {
+            features |= b::RTUN_NETIF_F_GSO_UDP_L4;
+            arg &= !f(b::TUN_F_USO4 | b::TUN_F_USO6);
+        }
+    }
+    if arg != 0 {
+        return Err(EINVAL);
+    }
+    dev.priv_().set_features.store(features, Ordering::Relaxed);
+    dev.update_wanted_features(TUN_USER_FEATURES, features, rtnl);
+    Ok(())
+}
+
+/// `tun_net_initialize()` and `tun_net_init()`'s features: the
+/// type-specific set-up of a new device.
 fn tun_net_initialize(b: &mut NetDeviceBuilder<Tun>, kind: DevKind, unguarded: bool) {
+    use bindings as bd;
+    let hw = bd::RTUN_NETIF_F_SG
+        | bd::RTUN_NETIF_F_FRAGLIST
+        | TUN_USER_FEATURES
+        | bd::RTUN_NETIF_F_HW_VLAN_CTAG_TX
+        | bd::RTUN_NETIF_F_HW_VLAN_STAG_TX;
+    b.set_features(
+        hw,
+        hw,
+        hw & !(bd::RTUN_NETIF_F_HW_VLAN_CTAG_TX | bd::RTUN_NETIF_F_HW_VLAN_STAG_TX),
+    );
     let mode = usize::from(unguarded);
     match kind {
         DevKind::Tun => {

@@ -104,14 +104,21 @@ pub(crate) const IFF_NOFILTER: u32 = bindings::IFF_NOFILTER;
 /// `TUN_TYPE_MASK`.
 pub(crate) const TUN_TYPE_MASK: u32 = IFF_TUN | IFF_TAP;
 /// `TUN_FEATURES`: the `TUNSETIFF` flags we implement. tun.c also has
-/// `IFF_VNET_HDR` and `IFF_NAPI*`: clients pass them and `TUNSETIFF`
-/// accepts them, but like any flag outside `TUN_FEATURES` they are masked
-/// out, so `TUNGETFEATURES`/`TUNGETIFF` never claim them.
-pub(crate) const TUN_FEATURES: u32 = IFF_NO_PI | IFF_ONE_QUEUE | IFF_MULTI_QUEUE;
+/// `IFF_NAPI*`: clients pass them and `TUNSETIFF` accepts them, but like
+/// any flag outside `TUN_FEATURES` they are masked out, so
+/// `TUNGETFEATURES`/`TUNGETIFF` never claim them.
+pub(crate) const TUN_FEATURES: u32 = IFF_NO_PI | IFF_ONE_QUEUE | IFF_VNET_HDR | IFF_MULTI_QUEUE;
+/// `TUN_USER_FEATURES`: the offloads `TUNSETOFFLOAD` turns on and off.
+pub(crate) const TUN_USER_FEATURES: u64 = bindings::RTUN_NETIF_F_HW_CSUM
+    | bindings::RTUN_NETIF_F_TSO_ECN
+    | bindings::RTUN_NETIF_F_TSO
+    | bindings::RTUN_NETIF_F_TSO6
+    | bindings::RTUN_NETIF_F_GSO_UDP_L4;
 /// `TUN_VNET_LE`: `TUNSETVNETLE` was set (kept in `tun->flags` as tun.c).
 pub(crate) const TUN_VNET_LE: u32 = 0x8000_0000;
-/// `sizeof(struct virtio_net_hdr)`: the default and least vnet header size.
-pub(crate) const VNET_HDR_LEN: i32 = 10;
+/// `sizeof(struct virtio_net_hdr)`: the default and least vnet header size
+/// (`TUNSETVNETHDRSZ`).
+pub(crate) const VNET_HDR_SZ_MIN: i32 = 10;
 
 /// A device of this driver.
 pub(crate) type TunDev = NetDevice<Tun>;
@@ -182,6 +189,9 @@ pub(crate) struct Tun {
     msg_enable: AtomicU32,
     /// `tun->vnet_hdr_sz` (`TUNSETVNETHDRSZ`).
     vnet_hdr_sz: AtomicI32,
+    /// `tun->set_features`: the offloads of the last `TUNSETOFFLOAD`,
+    /// which `ndo_fix_features` lets through; rtnl.
+    set_features: AtomicU64,
     /// Behave like tun before the rps_needed/rfs_needed patches. Fixed at
     /// creation from the `unguarded` module parameter; the transmit path
     /// reads it from the device's ops table, not from here.
@@ -211,7 +221,8 @@ impl Tun {
             fprog: RtnlLocked::new(SockFprog::default()),
             filter_attached: AtomicBool::new(false),
             msg_enable: AtomicU32::new(0),
-            vnet_hdr_sz: AtomicI32::new(VNET_HDR_LEN),
+            vnet_hdr_sz: AtomicI32::new(VNET_HDR_SZ_MIN),
+            set_features: AtomicU64::new(0),
             unguarded,
             flows <- FlowTable::new(),
             stats: TunStats::default(),

@@ -17,6 +17,7 @@
 #include <linux/skbuff.h>
 #include <linux/timer.h>
 #include <linux/uio.h>
+#include <linux/virtio_net.h>
 #include <linux/wait.h>
 #include <linux/proc_fs.h>
 #include <net/hotdata.h>
@@ -85,6 +86,14 @@ u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb) { return __skb_get_hash_sym
 #if IS_ENABLED(CONFIG_NF_CONNTRACK)
 void rtun_nf_reset_ct(struct sk_buff *skb) { nf_reset_ct(skb); }
 #endif
+bool rtun_skb_vlan_tag_present(const struct sk_buff *skb) { return skb_vlan_tag_present(skb); }
+u16 rtun_skb_vlan_tag_get(const struct sk_buff *skb) { return skb_vlan_tag_get(skb); }
+__be16 rtun_skb_vlan_proto(const struct sk_buff *skb) { return skb->vlan_proto; }
+
+/* virtio-net headers */
+
+int rtun_virtio_net_hdr_to_skb(struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool little_endian) { return virtio_net_hdr_to_skb(skb, hdr, little_endian); }
+int rtun_virtio_net_hdr_from_skb(const struct sk_buff *skb, struct virtio_net_hdr *hdr, bool little_endian, bool has_data_valid, int vlan_hlen) { return virtio_net_hdr_from_skb(skb, hdr, little_endian, has_data_valid, vlan_hlen); }
 
 /* iov_iter */
 

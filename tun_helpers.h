@@ -23,6 +23,7 @@ struct rtun_sock {
 };
 
 struct attribute_group;
+struct virtio_net_hdr;
 struct dentry;
 struct device;
 struct seq_file;
@@ -90,6 +91,13 @@ void rtun_skb_probe_transport_header(struct sk_buff *skb);
 void rtun_skb_orphan(struct sk_buff *skb);
 u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb);
 void rtun_nf_reset_ct(struct sk_buff *skb);
+bool rtun_skb_vlan_tag_present(const struct sk_buff *skb);
+u16 rtun_skb_vlan_tag_get(const struct sk_buff *skb);
+__be16 rtun_skb_vlan_proto(const struct sk_buff *skb);
+
+/* virtio-net headers (include/linux/virtio_net.h) */
+int rtun_virtio_net_hdr_to_skb(struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool little_endian);
+int rtun_virtio_net_hdr_from_skb(const struct sk_buff *skb, struct virtio_net_hdr *hdr, bool little_endian, bool has_data_valid, int vlan_hlen);
 
 /* iov_iter (include/linux/uio.h) */
 size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i);

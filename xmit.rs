@@ -62,6 +62,13 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     fn change_carrier(dev: &TunDev, on: bool) -> Result {
         ioctl::tun_net_change_carrier(dev, on)
     }
+
+    /// `tun_net_fix_features()`: of the offloads `TUNSETOFFLOAD` controls,
+    /// only those it set.
+    fn fix_features(dev: &TunDev, features: u64) -> u64 {
+        let set = dev.priv_().set_features.load(Ordering::Relaxed);
+        (features & set) | (features & !crate::TUN_USER_FEATURES)
+    }
 }
 
 /// `tun_automq_select_queue()` (`ndo_select_queue`, multi-queue only: the

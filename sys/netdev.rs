@@ -167,6 +167,18 @@ impl<P> NetDevice<P> {
         open_netns(unsafe { bindings::rtun_dev_net(self.as_ptr()) })
     }
 
+    /// Replaces the bits of `mask` in `dev->wanted_features` by `features`
+    /// and lets the core recompute the device's features
+    /// (`netdev_update_features()`, which asks `ndo_fix_features`).
+    pub(crate) fn update_wanted_features(&self, mask: u64, features: u64, _rtnl: &mut Rtnl<'_>) {
+        // SAFETY: rtnl held; a registered device.
+        unsafe {
+            let w = inline::NETDEV_WANTED_FEATURES.read(self.as_ptr());
+            inline::NETDEV_WANTED_FEATURES.write(self.as_ptr(), (w & !mask) | features);
+            bindings::netdev_update_features(self.as_ptr());
+        }
+    }
+
     /// `TUNSETLINK` on a down device: asks the notifier chain
     /// (`NETDEV_PRE_TYPE_CHANGE`, whose veto is the errno), sets
     /// `dev->type` and `dev->addr_len`, tells the chain
@@ -608,6 +620,9 @@ pub(crate) trait NetDevOps: 'static {
     fn get_stats64(dev: &NetDevice<Self::Priv>) -> Stats64;
     /// `ndo_change_carrier`, under rtnl (`ip link set DEV carrier on|off`).
     fn change_carrier(dev: &NetDevice<Self::Priv>, on: bool) -> Result;
+    /// `ndo_fix_features`, under rtnl: the features the device may have of
+    /// `features` (a `netdev_features_t`).
+    fn fix_features(dev: &NetDevice<Self::Priv>, features: u64) -> u64;
 }
 
 /// A `net_device_ops` table for devices holding a `P`, built at compile
@@ -629,6 +644,7 @@ impl<P> DevOps<P> {
             ndo_select_queue: Some(Adapter::<T>::select_queue),
             ndo_get_stats64: Some(Adapter::<T>::get_stats64),
             ndo_change_carrier: Some(Adapter::<T>::change_carrier),
+            ndo_fix_features: Some(Adapter::<T>::fix_features),
             ..zeroed()
         };
         if ether {
@@ -729,6 +745,14 @@ impl<T: NetDevOps> Adapter<T> {
     unsafe extern "C" fn change_carrier(dev: *mut bindings::net_device, on: bool) -> c_int {
         // SAFETY: A registered device of `T`'s.
         from_result(|| T::change_carrier(unsafe { NetDevice::from_raw(dev) }, on).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core, under rtnl, on a device of `T`'s.
+    unsafe extern "C" fn fix_features(dev: *mut bindings::net_device, features: u64) -> u64 {
+        // SAFETY: A device of `T`'s.
+        T::fix_features(unsafe { NetDevice::from_raw(dev) }, features)
     }
 
     /// # Safety
@@ -844,6 +868,18 @@ impl<P: Sync> NetDeviceBuilder<P> {
             bindings::rtun_netdev_priv_flags_clear(dev, bindings::RTUN_IFF_TX_SKB_SHARING);
             bindings::rtun_netdev_priv_flags_set(dev, bindings::RTUN_IFF_LIVE_ADDR_CHANGE);
             bindings::rtun_eth_hw_addr_random(dev);
+        }
+    }
+
+    /// The device's offload features: what it may have (`hw_features`),
+    /// what it starts with (`features`, `wanted_features` follow at
+    /// registration) and what VLAN devices on it inherit.
+    pub(crate) fn set_features(&mut self, hw: u64, features: u64, vlan: u64) {
+        // SAFETY: We own the unregistered device.
+        unsafe {
+            inline::NETDEV_HW_FEATURES.write(self.dev(), hw);
+            inline::NETDEV_FEATURES.write(self.dev(), features);
+            inline::NETDEV_VLAN_FEATURES.write(self.dev(), vlan);
         }
     }
 

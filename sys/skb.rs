@@ -51,13 +51,20 @@ impl IovIter {
         }
     }
 
-    /// `skb_copy_datagram_iter()`: `len` bytes of `skb` from offset 0;
+    /// `iov_iter_advance()`: skips `n` bytes.
+    pub(crate) fn advance(&mut self, n: usize) {
+        // SAFETY: A valid iterator; advancing past its end stops at it.
+        unsafe { bindings::iov_iter_advance(self.0, n) }
+    }
+
+    /// `skb_copy_datagram_iter()`: `len` bytes of `skb` from `offset`;
     /// `EFAULT` if user memory faults.
-    pub(crate) fn copy_skb(&mut self, skb: &SkBuff, len: u32) -> Result {
-        // SAFETY: `skb` is a valid skb we own; `len <= skb.len()` is
-        // checked by `skb_copy_datagram_iter` itself.
-        let err =
-            unsafe { bindings::skb_copy_datagram_iter(skb.0.as_ptr(), 0, self.0, len as c_int) };
+    pub(crate) fn copy_skb(&mut self, skb: &SkBuff, offset: u32, len: u32) -> Result {
+        // SAFETY: `skb` is a valid skb we own; `offset + len <= skb.len()`
+        // is checked by `skb_copy_datagram_iter` itself.
+        let err = unsafe {
+            bindings::skb_copy_datagram_iter(skb.0.as_ptr(), offset as c_int, self.0, len as c_int)
+        };
         if err == 0 {
             Ok(())
         } else {
@@ -68,6 +75,65 @@ impl IovIter {
 
 // ---------------------------------------------------------------------------
 // sk_buff.
+
+/// A `struct virtio_net_hdr` (10 bytes, the legacy header every vnet
+/// header size begins with), in the device's byte order.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct VnetHdr(bindings::virtio_net_hdr);
+
+/// `sizeof(struct virtio_net_hdr)`.
+pub(crate) const VNET_HDR_LEN: usize = core::mem::size_of::<bindings::virtio_net_hdr>();
+const _: () = assert!(VNET_HDR_LEN == 10);
+
+/// `VIRTIO_NET_HDR_F_NEEDS_CSUM`.
+pub(crate) const VNET_F_NEEDS_CSUM: u8 = bindings::VIRTIO_NET_HDR_F_NEEDS_CSUM as u8;
+
+impl VnetHdr {
+    /// From the bytes user space wrote.
+    pub(crate) fn from_bytes(b: &[u8; VNET_HDR_LEN]) -> Self {
+        // SAFETY: `virtio_net_hdr` is plain integers of this size.
+        Self(unsafe {
+            core::mem::transmute_copy::<[u8; VNET_HDR_LEN], bindings::virtio_net_hdr>(b)
+        })
+    }
+
+    /// The bytes for the reader.
+    pub(crate) fn to_bytes(self) -> [u8; VNET_HDR_LEN] {
+        // SAFETY: As above, no padding.
+        unsafe {
+            core::mem::transmute_copy::<bindings::virtio_net_hdr, [u8; VNET_HDR_LEN]>(&self.0)
+        }
+    }
+
+    /// `flags`.
+    pub(crate) fn flags(&self) -> u8 {
+        self.0.flags
+    }
+
+    /// `hdr_len`, `csum_start`, `csum_offset` (little-endian: x86_64, and
+    /// tun's legacy header is little-endian there with or without
+    /// `TUNSETVNETLE`).
+    pub(crate) fn hdr_len(&self) -> u16 {
+        u16::from_le(self.0.hdr_len)
+    }
+
+    pub(crate) fn set_hdr_len(&mut self, v: u16) {
+        self.0.hdr_len = v.to_le();
+    }
+
+    pub(crate) fn csum_start(&self) -> u16 {
+        u16::from_le(self.0.csum_start)
+    }
+
+    pub(crate) fn csum_offset(&self) -> u16 {
+        u16::from_le(self.0.csum_offset)
+    }
+}
+
+#[cfg(not(target_endian = "little"))]
+compile_error!(
+    "the vnet header's byte order assumes a little-endian host (no CONFIG_TUN_VNET_CROSS_LE)"
+);
 
 /// An owned `struct sk_buff`: freed with `kfree_skb` (a drop) unless handed
 /// on ([`SkBuff::netif_receive_skb`], [`SkBuff::consume`], a ring).
@@ -153,6 +219,55 @@ impl SkBuff {
     pub(crate) fn may_pull(&mut self, len: u32) -> bool {
         // SAFETY: An skb we own.
         unsafe { bindings::rtun_pskb_may_pull(self.as_ptr(), len) }
+    }
+
+    /// `virtio_net_hdr_to_skb()`: applies a writer's vnet header (checksum
+    /// offload, GSO type and size), checked as the kernel checks it;
+    /// `EINVAL` for a header it rejects.
+    pub(crate) fn vnet_hdr_to_skb(&mut self, hdr: &VnetHdr) -> Result {
+        // SAFETY: An skb we own, filled; `hdr` is a valid header.
+        let r = unsafe { bindings::rtun_virtio_net_hdr_to_skb(self.as_ptr(), &hdr.0, true) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(EINVAL)
+        }
+    }
+
+    /// `virtio_net_hdr_from_skb()` with `has_data_valid`: the vnet header
+    /// describing this skb to a reader (`vlan_hlen`: a VLAN tag the copy
+    /// inserts); `EINVAL` for a GSO type the header cannot express.
+    pub(crate) fn vnet_hdr_from_skb(&self, vlan_hlen: u16) -> Result<VnetHdr> {
+        let mut h = VnetHdr::default();
+        // SAFETY: A valid skb; `h` is writable.
+        let r = unsafe {
+            bindings::rtun_virtio_net_hdr_from_skb(
+                self.as_ptr(),
+                &mut h.0,
+                true,
+                true,
+                c_int::from(vlan_hlen),
+            )
+        };
+        if r == 0 {
+            Ok(h)
+        } else {
+            Err(EINVAL)
+        }
+    }
+
+    /// The skb's VLAN tag kept out of band (`skb_vlan_tag_present()`):
+    /// its protocol (network byte order) and TCI.
+    pub(crate) fn vlan_tag(&self) -> Option<(u16, u16)> {
+        // SAFETY: A valid skb.
+        unsafe {
+            bindings::rtun_skb_vlan_tag_present(self.as_ptr()).then(|| {
+                (
+                    bindings::rtun_skb_vlan_proto(self.as_ptr()),
+                    bindings::rtun_skb_vlan_tag_get(self.as_ptr()),
+                )
+            })
+        }
     }
 
     /// The first byte of the packet data, if any is linear.

@@ -66,6 +66,7 @@ macro_rules! skip {
 mod abi;
 mod behaviour;
 mod clients;
+mod vnet;
 mod fuzz;
 mod nl;
 mod hardening;
@@ -156,7 +157,7 @@ const RUST: Node = Node {
     tun_prefix: "rtun",
     tap_prefix: "rtap",
     driver: "rust_tun",
-    features: (IFF_TUN | IFF_TAP | IFF_NO_CARRIER | IFF_NO_PI | IFF_ONE_QUEUE | IFF_MULTI_QUEUE) as u32,
+    features: (IFF_TUN | IFF_TAP | IFF_NO_CARRIER | IFF_NO_PI | IFF_ONE_QUEUE | IFF_MULTI_QUEUE | IFF_VNET_HDR) as u32,
 };
 const C: Node = Node {
     path: C_NODE,
@@ -1481,6 +1482,11 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("header_ops", abi::t_header_ops, &[RUST, C]),
     ("napi_flags", abi::t_napi_flags, &[RUST, C]),
     ("hwaddr", abi::t_hwaddr, &[RUST, C]),
+    ("vnet_basic", vnet::t_vnet_basic, &[RUST, C]),
+    ("vnet_malformed", vnet::t_vnet_malformed, &[RUST, C]),
+    ("vnet_gso_udp_write", vnet::t_vnet_gso_udp_write, &[RUST, C]),
+    ("vnet_gso_tcp_read", vnet::t_vnet_gso_tcp_read, &[RUST, C]),
+    ("vnet_settings_persist", vnet::t_vnet_settings_persist, &[RUST, C]),
     ("compat_32bit", clients::t_compat_32bit, &[RUST]),
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),
