@@ -233,6 +233,8 @@ pub fn t_sndbuf(n: Node) -> TestResult {
     let d2 = done.clone();
     let tid = Arc::new(std::sync::atomic::AtomicI32::new(0));
     let tid2 = tid.clone();
+    let progress = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let p2 = progress.clone();
     let w = thread::spawn(move || {
         tid2.store(gettid(), Ordering::SeqCst);
         let mut n = 0;
@@ -241,13 +243,19 @@ pub fn t_sndbuf(n: Node) -> TestResult {
                 break;
             }
             n += 1;
+            p2.store(n, Ordering::SeqCst);
         }
         d2.store(true, Ordering::SeqCst);
         n
     });
-    let t1 = Instant::now();
-    while !done.load(Ordering::SeqCst) && t1.elapsed() < Duration::from_secs(10) {
+    // Stuck: no write completed for 3 s (a slow guest still progresses).
+    let (mut last, mut since) = (0, Instant::now());
+    while !done.load(Ordering::SeqCst) && since.elapsed() < Duration::from_secs(3) {
         thread::sleep(Duration::from_millis(20));
+        let p = progress.load(Ordering::SeqCst);
+        if p != last {
+            (last, since) = (p, Instant::now());
+        }
     }
     let stuck = !done.load(Ordering::SeqCst);
     if stuck {
