@@ -109,11 +109,12 @@ if [ "$built_module" = 1 ] && [ "$built_guest" = 1 ]; then
 	# real clients against rust_tun.
 	guest_suite test "$kdir" dropin
 	if [ $debug = 1 ]; then
-		for run in debug debug:dropin nojl; do
-			flavor=${run%%:*}
-			mode=${run#"$flavor"}
+		# The drop-in run is on the test kernel only: what it adds over
+		# the side-by-side run is the real clients (on the debug kernel
+		# their crypto and TCP under KASAN take most of CI's budget).
+		for flavor in debug nojl; do
 			fkdir=$(bash "$RT_TOP/scripts/build-kernel.sh" $flavor) && [ -d "$fkdir" ] &&
-				guest_suite $flavor "$fkdir" ${mode#:} ||
+				guest_suite $flavor "$fkdir" ||
 				{ rt_log "$flavor kernel unavailable"; failed=$((failed + 1)); }
 		done
 		# Leave the module built for the test kernel.
