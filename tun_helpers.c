@@ -67,7 +67,6 @@ int rtun_sk_sndbuf(const struct sock *sk) { return READ_ONCE(sk->sk_sndbuf); }
 void rtun_sk_set_sndbuf(struct sock *sk, int v) { WRITE_ONCE(sk->sk_sndbuf, v); }
 bool rtun_sock_writeable(const struct sock *sk) { return sock_writeable(sk); }
 bool rtun_sk_test_and_set_nospace(struct sock *sk) { return test_and_set_bit(SOCKWQ_ASYNC_NOSPACE, &sk->sk_socket->flags); }
-bool rtun_sk_test_and_clear_nospace(struct sock *sk) { return test_and_clear_bit(SOCKWQ_ASYNC_NOSPACE, &sk->sk_socket->flags); }
 void rtun_sock_put(struct sock *sk) { sock_put(sk); }
 void rtun_lock_sock(struct sock *sk) { lock_sock(sk); }
 int rtun_sk_filter(struct sock *sk, struct sk_buff *skb) { return sk_filter(sk, skb); }

@@ -75,7 +75,6 @@ int rtun_sk_sndbuf(const struct sock *sk);
 void rtun_sk_set_sndbuf(struct sock *sk, int v);
 bool rtun_sock_writeable(const struct sock *sk);
 bool rtun_sk_test_and_set_nospace(struct sock *sk);
-bool rtun_sk_test_and_clear_nospace(struct sock *sk);
 void rtun_sock_put(struct sock *sk);
 void rtun_lock_sock(struct sock *sk);
 int rtun_sk_filter(struct sock *sk, struct sk_buff *skb);

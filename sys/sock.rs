@@ -277,8 +277,16 @@ impl Drop for Sock {
     }
 }
 
-/// `tun_sock_write_space()`: a written packet was freed; wake writers and
-/// pollers waiting for send-buffer space, if one flagged that it waits.
+/// `tun_sock_write_space()`: a written packet was freed; once the socket
+/// is writable again, wake whoever waits on its queue: pollers, and writers
+/// blocked in `sock_alloc_send_pskb()`.
+///
+/// Deliberate difference: tun.c also requires `SOCKWQ_ASYNC_NOSPACE` in the
+/// socket's flags, which only its poll sets, so a blocking writer past the
+/// send buffer that never polls sleeps until a signal (the socket core
+/// flags the socket_wq's word, not the socket's, and only for `O_ASYNC`).
+/// Waking on any sleeper, as `sock_def_write_space()` does, is also one
+/// load instead of an atomic bit operation per freed packet.
 ///
 /// # Safety
 ///
@@ -287,10 +295,14 @@ impl Drop for Sock {
 unsafe extern "C" fn sock_write_space(sk: *mut bindings::sock) {
     // SAFETY: A live socket of ours, with its `struct socket`.
     unsafe {
-        if !bindings::rtun_sock_writeable(sk) || !bindings::rtun_sk_test_and_clear_nospace(sk) {
+        if !bindings::rtun_sock_writeable(sk) {
             return;
         }
         let wq = bindings::rtun_sk_sleep(sk);
+        // Ordered after the waiter's `prepare_to_wait()`: `sock_wfree()`
+        // gave the bytes back with a locked RMW, a full barrier on x86_64
+        // (the one architecture this builds for), as `skwq_has_sleeper()`'s
+        // `smp_mb()` would be.
         if inline::waitqueue_active(wq) {
             bindings::rtun_wake_up_interruptible_sync_poll(
                 wq,
