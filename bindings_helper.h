@@ -123,6 +123,14 @@ RTUN_FIELD(NETDEV_HW_FEATURES, struct net_device, hw_features);
 RTUN_FIELD(NETDEV_WANTED_FEATURES, struct net_device, wanted_features);
 RTUN_FIELD(NETDEV_VLAN_FEATURES, struct net_device, vlan_features);
 RTUN_FIELD(SOCK_FILTER, struct sock, sk_filter);
+RTUN_FIELD(SOCK_WQ, struct sock, sk_wq);
+RTUN_FIELD(SOCK_SNDBUF, struct sock, sk_sndbuf);
+RTUN_FIELD(SOCK_WMEM_ALLOC, struct sock, sk_wmem_alloc);
+RTUN_FIELD(SKB_VLAN_ALL, struct sk_buff, vlan_all);
+RTUN_FIELD(SKB_VLAN_PROTO, struct sk_buff, vlan_proto);
+RTUN_FIELD(SKB_VLAN_TCI, struct sk_buff, vlan_tci);
+/* socket_wq.wait: "wait MUST be first field of socket_wq" (linux/net.h). */
+_Static_assert(offsetof(struct socket_wq, wait) == 0, "socket_wq.wait is not first");
 #ifdef CONFIG_PCPU_DEV_REFCNT
 RTUN_FIELD(NETDEV_PCPU_REFCNT, struct net_device, pcpu_refcnt);
 #endif

@@ -174,7 +174,9 @@ fn tun_put_user(tun: &Tun, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
             inc(&tun.stats.tx_dropped, 1);
         })?;
         to.copy_to(&gso.to_bytes())?;
-        to.advance(vnet_hdr_sz - VNET_HDR_LEN);
+        if vnet_hdr_sz > VNET_HDR_LEN {
+            to.advance(vnet_hdr_sz - VNET_HDR_LEN);
+        }
     }
 
     // Deliberate difference: tun.c ignores a fault in the middle of the

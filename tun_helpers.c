@@ -61,11 +61,9 @@ int rtun_nla_put_u32(struct sk_buff *skb, int attrtype, u32 value) { return nla_
 
 struct socket *rtun_sock_socket(struct rtun_sock *rs) { return &rs->socket; }
 struct wait_queue_head *rtun_socket_wait(struct socket *sock) { return &sock->wq.wait; }
-struct wait_queue_head *rtun_sk_sleep(struct sock *sk) { return sk_sleep(sk); }
 void rtun_sk_set_write_space(struct sock *sk, void (*fn)(struct sock *)) { sk->sk_write_space = fn; }
 int rtun_sk_sndbuf(const struct sock *sk) { return READ_ONCE(sk->sk_sndbuf); }
 void rtun_sk_set_sndbuf(struct sock *sk, int v) { WRITE_ONCE(sk->sk_sndbuf, v); }
-bool rtun_sock_writeable(const struct sock *sk) { return sock_writeable(sk); }
 bool rtun_sk_test_and_set_nospace(struct sock *sk) { return test_and_set_bit(SOCKWQ_ASYNC_NOSPACE, &sk->sk_socket->flags); }
 void rtun_sock_put(struct sock *sk) { sock_put(sk); }
 void rtun_lock_sock(struct sock *sk) { lock_sock(sk); }
@@ -85,18 +83,11 @@ u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb) { return __skb_get_hash_sym
 #if IS_ENABLED(CONFIG_NF_CONNTRACK)
 void rtun_nf_reset_ct(struct sk_buff *skb) { nf_reset_ct(skb); }
 #endif
-bool rtun_skb_vlan_tag_present(const struct sk_buff *skb) { return skb_vlan_tag_present(skb); }
-u16 rtun_skb_vlan_tag_get(const struct sk_buff *skb) { return skb_vlan_tag_get(skb); }
-__be16 rtun_skb_vlan_proto(const struct sk_buff *skb) { return skb->vlan_proto; }
 
 /* virtio-net headers */
 
 int rtun_virtio_net_hdr_to_skb(struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool little_endian) { return virtio_net_hdr_to_skb(skb, hdr, little_endian); }
 int rtun_virtio_net_hdr_from_skb(const struct sk_buff *skb, struct virtio_net_hdr *hdr, bool little_endian, bool has_data_valid, int vlan_hlen) { return virtio_net_hdr_from_skb(skb, hdr, little_endian, has_data_valid, vlan_hlen); }
-
-/* iov_iter */
-
-size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i) { return copy_to_iter(addr, bytes, i); }
 
 /* locking, RCU, bottom halves */
 

@@ -69,11 +69,9 @@ int rtun_nla_put_u32(struct sk_buff *skb, int attrtype, u32 value);
 /* sockets (include/net/sock.h, linux/net.h) */
 struct socket *rtun_sock_socket(struct rtun_sock *rs);
 struct wait_queue_head *rtun_socket_wait(struct socket *sock);
-struct wait_queue_head *rtun_sk_sleep(struct sock *sk);
 void rtun_sk_set_write_space(struct sock *sk, void (*fn)(struct sock *));
 int rtun_sk_sndbuf(const struct sock *sk);
 void rtun_sk_set_sndbuf(struct sock *sk, int v);
-bool rtun_sock_writeable(const struct sock *sk);
 bool rtun_sk_test_and_set_nospace(struct sock *sk);
 void rtun_sock_put(struct sock *sk);
 void rtun_lock_sock(struct sock *sk);
@@ -90,16 +88,10 @@ void rtun_skb_probe_transport_header(struct sk_buff *skb);
 void rtun_skb_orphan(struct sk_buff *skb);
 u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb);
 void rtun_nf_reset_ct(struct sk_buff *skb);
-bool rtun_skb_vlan_tag_present(const struct sk_buff *skb);
-u16 rtun_skb_vlan_tag_get(const struct sk_buff *skb);
-__be16 rtun_skb_vlan_proto(const struct sk_buff *skb);
 
 /* virtio-net headers (include/linux/virtio_net.h) */
 int rtun_virtio_net_hdr_to_skb(struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool little_endian);
 int rtun_virtio_net_hdr_from_skb(const struct sk_buff *skb, struct virtio_net_hdr *hdr, bool little_endian, bool has_data_valid, int vlan_hlen);
-
-/* iov_iter (include/linux/uio.h) */
-size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i);
 
 /* locking, RCU, bottom halves (include/linux/spinlock.h, rcupdate.h, bottom_half.h) */
 void rtun_spin_lock_bh(struct spinlock *lock);

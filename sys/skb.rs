@@ -43,7 +43,7 @@ impl IovIter {
     /// `copy_to_iter()` of all of `buf`, or `EFAULT`.
     pub(crate) fn copy_to(&mut self, buf: &[u8]) -> Result {
         // SAFETY: `buf` is valid for `buf.len()` bytes of reads.
-        let n = unsafe { bindings::rtun_copy_to_iter(buf.as_ptr().cast(), buf.len(), self.0) };
+        let n = unsafe { inline::copy_to_iter(buf.as_ptr(), buf.len(), self.0) };
         if n == buf.len() {
             Ok(())
         } else {
@@ -261,10 +261,10 @@ impl SkBuff {
     pub(crate) fn vlan_tag(&self) -> Option<(u16, u16)> {
         // SAFETY: A valid skb.
         unsafe {
-            bindings::rtun_skb_vlan_tag_present(self.as_ptr()).then(|| {
+            inline::skb_vlan_tag_present(self.as_ptr()).then(|| {
                 (
-                    bindings::rtun_skb_vlan_proto(self.as_ptr()),
-                    bindings::rtun_skb_vlan_tag_get(self.as_ptr()),
+                    inline::SKB_VLAN_PROTO.read(self.as_ptr()),
+                    inline::SKB_VLAN_TCI.read(self.as_ptr()),
                 )
             })
         }

@@ -128,7 +128,7 @@ impl Sock {
     pub(crate) fn wq(&self) -> &WaitQueue {
         // SAFETY: The socket's wait queue head lives as long as the socket;
         // `WaitQueue` is a transparent wrapper of `wait_queue_head`.
-        unsafe { &*bindings::rtun_sk_sleep(self.sk()).cast::<WaitQueue>() }
+        unsafe { &*inline::sk_sleep(self.sk()).cast::<WaitQueue>() }
     }
 
     /// `sk->sk_sndbuf`.
@@ -146,7 +146,7 @@ impl Sock {
     /// `sock_writeable()`: in-flight bytes below half the send buffer.
     pub(crate) fn writeable(&self) -> bool {
         // SAFETY: A live socket.
-        unsafe { bindings::rtun_sock_writeable(self.sk()) }
+        unsafe { inline::sock_writeable(self.sk()) }
     }
 
     /// Flags that a poller waits for space (`SOCKWQ_ASYNC_NOSPACE`), so the
@@ -295,10 +295,10 @@ impl Drop for Sock {
 unsafe extern "C" fn sock_write_space(sk: *mut bindings::sock) {
     // SAFETY: A live socket of ours, with its `struct socket`.
     unsafe {
-        if !bindings::rtun_sock_writeable(sk) {
+        if !inline::sock_writeable(sk) {
             return;
         }
-        let wq = bindings::rtun_sk_sleep(sk);
+        let wq = inline::sk_sleep(sk);
         // Ordered after the waiter's `prepare_to_wait()`: `sock_wfree()`
         // gave the bytes back with a locked RMW, a full barrier on x86_64
         // (the one architecture this builds for), as `skwq_has_sleeper()`'s
