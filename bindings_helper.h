@@ -4,7 +4,15 @@
  * 6.12's `kernel` crate does not bind (netdevice, skbuff, rps, miscdevice,
  * if_tun, ethtool) and the C shims in tun_helpers.h.
  */
+#include <linux/compat.h>
 #include <linux/debugfs.h>
+#include <linux/filter.h>
+#include <linux/if_link.h>
+#include <linux/seq_file.h>
+#include <linux/sockios.h>
+#include <linux/sysfs.h>
+#include <net/sock.h>
+#include <linux/virtio_net.h>
 #include <linux/slab.h>
 #include <linux/etherdevice.h>
 #include <linux/jump_label.h>
@@ -30,6 +38,25 @@ const __poll_t RTUN_EPOLLRDNORM = EPOLLRDNORM;
 const __poll_t RTUN_EPOLLOUT = EPOLLOUT;
 const __poll_t RTUN_EPOLLWRNORM = EPOLLWRNORM;
 const __poll_t RTUN_EPOLLERR = EPOLLERR;
+const __poll_t RTUN_EPOLLWRBAND = EPOLLWRBAND;
+const int RTUN_TUN_MINOR = TUN_MINOR;
+#ifdef CONFIG_COMPAT
+const unsigned long RTUN_COMPAT_IFREQ_SIZE = sizeof(struct compat_ifreq);
+#endif
+const unsigned long RTUN_NETDEV_PRE_TYPE_CHANGE = NETDEV_PRE_TYPE_CHANGE;
+const unsigned long RTUN_NETDEV_POST_TYPE_CHANGE = NETDEV_POST_TYPE_CHANGE;
+const unsigned int RTUN_SOCK_IOC_TYPE = SOCK_IOC_TYPE;
+const unsigned short RTUN_S_IRUGO = S_IRUGO;
+/* Device features (netdev_features_t bits from __NETIF_F()). */
+const u64 RTUN_NETIF_F_SG = NETIF_F_SG;
+const u64 RTUN_NETIF_F_FRAGLIST = NETIF_F_FRAGLIST;
+const u64 RTUN_NETIF_F_HW_CSUM = NETIF_F_HW_CSUM;
+const u64 RTUN_NETIF_F_TSO = NETIF_F_TSO;
+const u64 RTUN_NETIF_F_TSO6 = NETIF_F_TSO6;
+const u64 RTUN_NETIF_F_TSO_ECN = NETIF_F_TSO_ECN;
+const u64 RTUN_NETIF_F_GSO_UDP_L4 = NETIF_F_GSO_UDP_L4;
+const u64 RTUN_NETIF_F_HW_VLAN_CTAG_TX = NETIF_F_HW_VLAN_CTAG_TX;
+const u64 RTUN_NETIF_F_HW_VLAN_STAG_TX = NETIF_F_HW_VLAN_STAG_TX;
 const unsigned int RTUN_IFF_UP = IFF_UP;
 const unsigned int RTUN_IFF_POINTOPOINT = IFF_POINTOPOINT;
 const unsigned int RTUN_IFF_NOARP = IFF_NOARP;
@@ -88,6 +115,22 @@ RTUN_FIELD(NETDEV_TX_QUEUE_LEN, struct net_device, tx_queue_len);
 RTUN_FIELD(NETDEV_FLAGS, struct net_device, flags);
 RTUN_FIELD(NETDEV_REG_STATE, struct net_device, reg_state);
 RTUN_FIELD(NETDEV_NAME, struct net_device, name);
+RTUN_FIELD(NETDEV_TYPE, struct net_device, type);
+RTUN_FIELD(NETDEV_ADDR_LEN, struct net_device, addr_len);
+RTUN_FIELD(NETDEV_IFINDEX, struct net_device, ifindex);
+RTUN_FIELD(NETDEV_FEATURES, struct net_device, features);
+RTUN_FIELD(NETDEV_HW_FEATURES, struct net_device, hw_features);
+RTUN_FIELD(NETDEV_WANTED_FEATURES, struct net_device, wanted_features);
+RTUN_FIELD(NETDEV_VLAN_FEATURES, struct net_device, vlan_features);
+RTUN_FIELD(SOCK_FILTER, struct sock, sk_filter);
+RTUN_FIELD(SOCK_WQ, struct sock, sk_wq);
+RTUN_FIELD(SOCK_SNDBUF, struct sock, sk_sndbuf);
+RTUN_FIELD(SOCK_WMEM_ALLOC, struct sock, sk_wmem_alloc);
+RTUN_FIELD(SKB_VLAN_ALL, struct sk_buff, vlan_all);
+RTUN_FIELD(SKB_VLAN_PROTO, struct sk_buff, vlan_proto);
+RTUN_FIELD(SKB_VLAN_TCI, struct sk_buff, vlan_tci);
+/* socket_wq.wait: "wait MUST be first field of socket_wq" (linux/net.h). */
+_Static_assert(offsetof(struct socket_wq, wait) == 0, "socket_wq.wait is not first");
 #ifdef CONFIG_PCPU_DEV_REFCNT
 RTUN_FIELD(NETDEV_PCPU_REFCNT, struct net_device, pcpu_refcnt);
 #endif

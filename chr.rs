@@ -7,11 +7,16 @@
 
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::sys::{
-    self, errno, poll, FileOps, IovIter, NetNs, PollTable, RcuDev, RcuReadGuard, RtnlLocked,
-    SkBuff, SkbRing, WaitQueue,
+    self, errno, poll, FileOps, IoctlAbi, IovIter, NetNs, PollTable, RcuDev, RcuReadGuard, Rtnl,
+    RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, VnetHdr, WaitQueue, VNET_F_NEEDS_CSUM,
+    VNET_HDR_LEN,
 };
-use crate::{bindings, inc, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, MAX_MTU};
-use core::sync::atomic::{AtomicBool, AtomicU16, Ordering};
+use crate::{
+    bindings, inc, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
+    TUN_PROTO,
+};
+use core::fmt::Write;
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
@@ -30,6 +35,10 @@ const TUN_ALIGN: usize = sys::NET_SKB_PAD;
 const fn good_linear(align: usize) -> usize {
     bindings::RTUN_PAGE_SIZE as usize - align - bindings::RTUN_SKB_SHINFO_SIZE as usize
 }
+/// `VLAN_HLEN`: a VLAN tag's size in a frame.
+const VLAN_HLEN: usize = 4;
+/// `offsetof(struct vlan_ethhdr, h_vlan_proto)`: where the tag goes.
+const VLAN_OFFSET: usize = 12;
 /// `TUN_PKT_STRIP`: the reader's buffer was too short for the packet.
 const TUN_PKT_STRIP: u16 = bindings::TUN_PKT_STRIP as u16;
 /// `ETH_P_IP`, `ETH_P_IPV6`, in network byte order.
@@ -62,13 +71,18 @@ impl FileOps for TunChr {
         tun_chr_poll(tfile, table)
     }
 
-    fn ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize) -> Result<isize> {
-        ioctl::tun_chr_ioctl(tfile, cmd, arg)
+    fn ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize, abi: IoctlAbi) -> Result<isize> {
+        ioctl::tun_chr_ioctl(tfile, cmd, arg, abi)
+    }
+
+    fn show_fdinfo(tfile: &TunFile, m: &mut SeqFile) {
+        tun_chr_show_fdinfo(tfile, m)
     }
 }
 
-/// `tun_chr_open()`.
+/// `tun_chr_open()`: the file and its socket.
 fn tun_chr_open() -> Result<Arc<TunFile>> {
+    let sock = Sock::new(&TUN_PROTO)?;
     Arc::pin_init(
         pin_init!(TunFile {
             ring <- SkbRing::new(),
@@ -79,9 +93,24 @@ fn tun_chr_open() -> Result<Arc<TunFile>> {
             shutdown: AtomicBool::new(false),
             net: NetNs::current(),
             next_disabled: RtnlLocked::new(None),
+            sock,
+            ifindex: AtomicI32::new(0),
         }),
         GFP_KERNEL,
     )
+}
+
+/// `tun_chr_show_fdinfo()`: `iff:` and the device's name (empty while
+/// the file has none), which `ip -d tuntap show` reads.
+fn tun_chr_show_fdinfo(tfile: &TunFile, m: &mut SeqFile) {
+    let name = Rtnl::with(|rtnl| tfile.tun.get_rtnl(rtnl).map(|dev| dev.name()));
+    let name = name.unwrap_or([0; bindings::IFNAMSIZ as usize]);
+    let end = name.iter().position(|&c| c == 0).unwrap_or(name.len());
+    let _ = writeln!(
+        m,
+        "iff:\t{}",
+        core::str::from_utf8(&name[..end]).unwrap_or("")
+    );
 }
 
 /// `tun_chr_close()`.
@@ -109,10 +138,19 @@ fn tun_ring_recv(tfile: &TunFile, noblock: bool) -> Result<SkBuff> {
 }
 
 /// `tun_put_user()`: copies one packet to the reader, with a `tun_pi`
-/// header unless `IFF_NO_PI`. Returns the packet's full size, as tun does.
+/// header unless `IFF_NO_PI`, a vnet header with `IFF_VNET_HDR`, and the
+/// VLAN tag the stack kept out of band put back in the frame. Returns the
+/// packet's full size, as tun does.
 fn tun_put_user(tun: &Tun, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
     let len = skb.len() as usize;
-    let mut total = len;
+    let vlan = skb.vlan_tag();
+    let vlan_hlen = if vlan.is_some() { VLAN_HLEN } else { 0 };
+    let vnet_hdr_sz = if tun.flags() & IFF_VNET_HDR != 0 {
+        tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize
+    } else {
+        0
+    };
+    let mut total = len + vlan_hlen + vnet_hdr_sz;
 
     if tun.flags() & IFF_NO_PI == 0 {
         if to.count() < TUN_PI_LEN {
@@ -126,13 +164,44 @@ fn tun_put_user(tun: &Tun, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
         to.copy_to(&pi)?;
     }
 
+    if vnet_hdr_sz != 0 {
+        if to.count() < vnet_hdr_sz {
+            return Err(EINVAL);
+        }
+        // Deliberate difference: a GSO type the header cannot express is
+        // `EINVAL` (the packet is dropped) without tun.c's WARN.
+        let gso = skb.vnet_hdr_from_skb(vlan_hlen as u16).inspect_err(|_| {
+            inc(&tun.stats.tx_dropped, 1);
+        })?;
+        to.copy_to(&gso.to_bytes())?;
+        if vnet_hdr_sz > VNET_HDR_LEN {
+            to.advance(vnet_hdr_sz - VNET_HDR_LEN);
+        }
+    }
+
     // Deliberate difference: tun.c ignores a fault in the middle of the
     // copy and reports success; we report EFAULT.
-    let n = len.min(to.count());
-    to.copy_skb(&skb, n as u32)?;
+    let mut offset = 0;
+    if let Some((proto, tci)) = vlan {
+        // The frame up to the addresses, the tag, then the rest.
+        let n = VLAN_OFFSET.min(len).min(to.count());
+        to.copy_skb(&skb, 0, n as u32)?;
+        if to.count() != 0 && n == VLAN_OFFSET {
+            let mut veth = [0u8; VLAN_HLEN];
+            veth[..2].copy_from_slice(&proto.to_ne_bytes());
+            veth[2..].copy_from_slice(&tci.to_be_bytes());
+            let m = VLAN_HLEN.min(to.count());
+            to.copy_to(&veth[..m])?;
+        }
+        offset = n;
+    }
+    if to.count() != 0 && offset < len {
+        let n = (len - offset).min(to.count());
+        to.copy_skb(&skb, offset as u32, n as u32)?;
+    }
 
     inc(&tun.stats.tx_packets, 1);
-    inc(&tun.stats.tx_bytes, len as u64);
+    inc(&tun.stats.tx_bytes, (len + vlan_hlen) as u64);
     skb.consume();
     Ok(total)
 }
@@ -170,7 +239,7 @@ fn tun_flow_update(tun: &Tun, rxhash: u32, tfile: &TunFile) {
 /// `tun_get_user()`: builds a packet from the writer's buffer and hands it
 /// to the stack. The skb is built as tun.c builds it (`tun_alloc_skb`):
 /// with a sleeping allocation, linear under a page, paged above.
-fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter) -> Result<usize> {
+fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool) -> Result<usize> {
     let tun = dev.priv_();
     let flags = tun.flags();
     let total = from.count();
@@ -187,12 +256,35 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter) -> Result<usi
         proto = u16::from_ne_bytes([pi[2], pi[3]]);
     }
 
+    let mut gso = VnetHdr::default();
+    if flags & IFF_VNET_HDR != 0 {
+        let vnet_hdr_sz = tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize;
+        if len < vnet_hdr_sz {
+            return Err(EINVAL);
+        }
+        len -= vnet_hdr_sz;
+        let mut b = [0u8; VNET_HDR_LEN];
+        from.copy_from(&mut b)?;
+        gso = VnetHdr::from_bytes(&b);
+        // The checksum's place must be in the header part (a 16-bit field,
+        // as tun.c's cpu_to_tun16()).
+        let csum_end = u32::from(gso.csum_start()) + u32::from(gso.csum_offset()) + 2;
+        if gso.flags() & VNET_F_NEEDS_CSUM != 0 && csum_end > u32::from(gso.hdr_len()) {
+            gso.set_hdr_len(csum_end as u16);
+        }
+        if usize::from(gso.hdr_len()) > len {
+            return Err(EINVAL);
+        }
+        from.advance(vnet_hdr_sz - VNET_HDR_LEN);
+    }
+    let hdr_len = usize::from(gso.hdr_len());
+
     let kind = tun.kind();
     let align = match kind {
         DevKind::Tun => TUN_ALIGN,
         DevKind::Tap => TUN_ALIGN + bindings::RTUN_NET_IP_ALIGN as usize,
     };
-    if kind == DevKind::Tap && len < ETH_HLEN {
+    if kind == DevKind::Tap && (len < ETH_HLEN || (hdr_len != 0 && hdr_len < ETH_HLEN)) {
         return Err(EINVAL);
     }
     if len > MAX_FRAME {
@@ -203,8 +295,25 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter) -> Result<usi
         inc(&tun.stats.rx_dropped, 1);
         e
     };
-    let skb = SkBuff::alloc_for_write(align, len, good_linear(align)).map_err(drop)?;
+    // Charged to the file's send buffer: past it, wait or `EAGAIN` (which,
+    // as in tun.c, is not a drop).
+    // The headers the vnet header names go in the linear part.
+    let linear = match hdr_len {
+        0 => good_linear(align),
+        h => h.min(good_linear(align)),
+    };
+    let skb = tfile
+        .sock
+        .alloc_send_skb(align, len, linear, noblock)
+        .map_err(|e| if e == EAGAIN { e } else { drop(e) })?;
     let mut skb = skb.copy_from_iter(from).map_err(drop)?;
+    // Checksum offload and GSO as the writer describes them, checked as
+    // the kernel checks them; a bad header is a frame error (not a drop,
+    // and never a WARN).
+    if flags & IFF_VNET_HDR != 0 && skb.vnet_hdr_to_skb(&gso).is_err() {
+        inc(&tun.stats.rx_frame_errors, 1);
+        return Err(EINVAL);
+    }
 
     match kind {
         DevKind::Tun => {
@@ -262,9 +371,9 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter) -> Result<usi
 }
 
 /// `tun_chr_write_iter()`.
-fn tun_chr_write_iter(tfile: &TunFile, from: &mut IovIter, _noblock: bool) -> Result<usize> {
+fn tun_chr_write_iter(tfile: &TunFile, from: &mut IovIter, noblock: bool) -> Result<usize> {
     let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
-    tun_get_user(&dev, tfile, from)
+    tun_get_user(&dev, tfile, from, noblock)
 }
 
 /// `tun_chr_poll()`.
@@ -273,14 +382,17 @@ fn tun_chr_poll(tfile: &TunFile, table: &PollTable) -> u32 {
         return poll::ERR;
     };
     table.wait(&tfile.wq);
+    // Writers waiting for send-buffer space are woken on the socket's.
+    table.wait(tfile.sock.wq());
 
     let mut mask = 0;
     if !tfile.ring.is_empty() {
         mask |= poll::IN;
     }
-    // tun.c also requires socket send buffer space; we keep no send buffer
-    // accounting, so a file of an up device is always writable.
-    if dev.flags() & sys::IFF_UP != 0 {
+    // `tun_sock_writeable()`: up, with send-buffer space (or, having
+    // flagged that we wait, with space after all).
+    let writeable = || dev.flags() & sys::IFF_UP != 0 && tfile.sock.writeable();
+    if writeable() || (!tfile.sock.test_and_set_nospace() && writeable()) {
         mask |= poll::OUT;
     }
     if !dev.is_registered() {

@@ -6,12 +6,16 @@
 //! `TUNSETQUEUE` (`tun_set_queue`), permissions (`tun_permitted`).
 
 use crate::queue::{__tun_detach, tun_attach};
-use crate::sys::{self, errno, NetDeviceBuilder, Rtnl};
+use crate::sys::{self, errno, IoctlAbi, NetDeviceBuilder, Rtnl, SockFprog};
+use crate::txfilter::ETH_ALEN;
 use crate::{
-    bindings, DevKind, Tun, TunDev, TunDriver, TunFile, IFF_ATTACH_QUEUE, IFF_DETACH_QUEUE,
-    IFF_MULTI_QUEUE, IFF_NO_CARRIER, IFF_PERSIST, IFF_TAP, IFF_TUN, IFF_TUN_EXCL, INVALID_ID,
-    MAX_MTU, MAX_TAP_QUEUES, MIN_MTU, NETDEV_OPS, TUN_FEATURES, TUN_LINK_OPS, TUN_TYPE_MASK,
+    bindings, dropin, link_ops, DevKind, Tun, TunDev, TunDriver, TunFile, IFF_ATTACH_QUEUE,
+    IFF_DETACH_QUEUE, IFF_MULTI_QUEUE, IFF_NAPI, IFF_NAPI_FRAGS, IFF_NOFILTER, IFF_NO_CARRIER,
+    IFF_PERSIST, IFF_TAP, IFF_TUN, IFF_TUN_EXCL, INVALID_ID, MAX_MTU, MAX_TAP_QUEUES, MIN_MTU,
+    NETDEV_OPS, TUN_ATTR_GROUP, TUN_FEATURES, TUN_TYPE_MASK, TUN_USER_FEATURES, TUN_VNET_LE,
+    VNET_HDR_SZ_MIN,
 };
+use core::ffi::{c_int, c_uint};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::str::CStr;
@@ -20,13 +24,41 @@ use kernel::uaccess::UserSlice;
 use kernel::{c_str, ioctl};
 
 /// The tun ioctls, same numbers as `include/uapi/linux/if_tun.h`.
-const TUNSETIFF: u32 = ioctl::_IOW::<core::ffi::c_int>(b'T' as u32, 202);
-const TUNSETPERSIST: u32 = ioctl::_IOW::<core::ffi::c_int>(b'T' as u32, 203);
-const TUNGETFEATURES: u32 = ioctl::_IOR::<core::ffi::c_uint>(b'T' as u32, 207);
-const TUNSETOWNER: u32 = ioctl::_IOW::<core::ffi::c_int>(b'T' as u32, 204);
-const TUNSETGROUP: u32 = ioctl::_IOW::<core::ffi::c_int>(b'T' as u32, 206);
-const TUNGETIFF: u32 = ioctl::_IOR::<core::ffi::c_uint>(b'T' as u32, 210);
-const TUNSETQUEUE: u32 = ioctl::_IOW::<core::ffi::c_int>(b'T' as u32, 217);
+const fn iow<T>(nr: u32) -> u32 {
+    ioctl::_IOW::<T>(b'T' as u32, nr)
+}
+const fn ior<T>(nr: u32) -> u32 {
+    ioctl::_IOR::<T>(b'T' as u32, nr)
+}
+const TUNSETNOCSUM: u32 = iow::<c_int>(200);
+const TUNSETDEBUG: u32 = iow::<c_int>(201);
+const TUNSETIFF: u32 = iow::<c_int>(202);
+const TUNSETPERSIST: u32 = iow::<c_int>(203);
+const TUNSETOWNER: u32 = iow::<c_int>(204);
+const TUNSETLINK: u32 = iow::<c_int>(205);
+const TUNSETGROUP: u32 = iow::<c_int>(206);
+const TUNGETFEATURES: u32 = ior::<c_uint>(207);
+const TUNSETOFFLOAD: u32 = iow::<c_uint>(208);
+const TUNSETTXFILTER: u32 = iow::<c_uint>(209);
+const TUNGETIFF: u32 = ior::<c_uint>(210);
+const TUNGETSNDBUF: u32 = ior::<c_int>(211);
+const TUNSETSNDBUF: u32 = iow::<c_int>(212);
+const TUNATTACHFILTER: u32 = iow::<bindings::sock_fprog>(213);
+const TUNDETACHFILTER: u32 = iow::<bindings::sock_fprog>(214);
+const TUNGETVNETHDRSZ: u32 = ior::<c_int>(215);
+const TUNSETVNETHDRSZ: u32 = iow::<c_int>(216);
+const TUNSETQUEUE: u32 = iow::<c_int>(217);
+const TUNSETIFINDEX: u32 = iow::<c_uint>(218);
+const TUNGETFILTER: u32 = ior::<bindings::sock_fprog>(219);
+const TUNSETVNETLE: u32 = iow::<c_int>(220);
+const TUNGETVNETLE: u32 = ior::<c_int>(221);
+const TUNSETVNETBE: u32 = iow::<c_int>(222);
+const TUNGETVNETBE: u32 = ior::<c_int>(223);
+const TUNSETCARRIER: u32 = iow::<c_int>(226);
+const TUNGETDEVNETNS: u32 = ioctl::_IO(b'T' as u32, 227);
+const SIOCGIFHWADDR: u32 = bindings::SIOCGIFHWADDR;
+const SIOCSIFHWADDR: u32 = bindings::SIOCSIFHWADDR;
+const SIOCGSKNS: u32 = bindings::SIOCGSKNS;
 
 /// `sizeof(struct ifreq)`: the `ifreq_len` tun copies (64-bit).
 const IFREQ_LEN: usize = core::mem::size_of::<bindings::ifreq>();
@@ -66,8 +98,8 @@ impl IfReq {
     }
 }
 
-/// `tun_flags()`: the flags `TUNGETIFF` reports.
-fn tun_flags(tun: &Tun) -> u32 {
+/// `tun_flags()`: the flags `TUNGETIFF` and `tun_flags` in sysfs report.
+pub(crate) fn tun_flags(tun: &Tun) -> u32 {
     tun.flags() & (TUN_FEATURES | IFF_PERSIST | TUN_TYPE_MASK)
 }
 
@@ -90,12 +122,27 @@ fn tun_permitted(tun: &Tun, tfile: &TunFile) -> bool {
 /// it does not exist.
 fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rtnl<'g>) -> Result {
     let flags = ifr.flags();
-    let dev = match TunDev::get_by_name(&tfile.net, ifr.name(), &TUN_LINK_OPS, rtnl) {
+    if tfile.detached.get_rtnl(rtnl).is_some() {
+        return Err(EINVAL);
+    }
+    // Accepted, then masked out with the rest of what is not in
+    // TUN_FEATURES, but checked as tun.c checks it.
+    if flags & IFF_NAPI_FRAGS != 0 {
+        if !sys::capable_net_admin() {
+            return Err(EPERM);
+        }
+        if flags & IFF_NAPI == 0 || flags & TUN_TYPE_MASK != IFF_TAP {
+            return Err(EINVAL);
+        }
+    }
+    let skip_filter = flags & IFF_NOFILTER != 0;
+    let dev = match TunDev::get_by_name(&tfile.net, ifr.name(), link_ops(), rtnl) {
         Some(found) => {
-            let dev = found?;
+            // First, as tun.c: even a device of another driver is busy.
             if flags & IFF_TUN_EXCL != 0 {
                 return Err(EBUSY);
             }
+            let dev = found?;
             let tun = dev.priv_();
             let kind_ok = match tun.kind() {
                 DevKind::Tun => flags & IFF_TUN != 0,
@@ -110,7 +157,7 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
             if !tun_permitted(tun, &tfile) {
                 return Err(EPERM);
             }
-            tun_attach(dev, tfile, rtnl)?;
+            tun_attach(dev, tfile, skip_filter, rtnl)?;
             if tun.flags() & IFF_MULTI_QUEUE != 0 && tun.numqueues() + tun.numdisabled() > 1 {
                 // More queues were there: the device is set up already.
                 dev.state_change(rtnl);
@@ -127,12 +174,13 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
             if !tfile.net.capable_net_admin() {
                 return Err(EPERM);
             }
-            let (kind, default_name) = if flags & IFF_TUN != 0 {
-                (DevKind::Tun, c_str!("rtun%d"))
-            } else if flags & IFF_TAP != 0 {
-                (DevKind::Tap, c_str!("rtap%d"))
-            } else {
-                return Err(EINVAL);
+            let (kind, default_name) = match (flags & IFF_TUN != 0, flags & IFF_TAP != 0, dropin())
+            {
+                (true, _, false) => (DevKind::Tun, c_str!("rtun%d")),
+                (true, _, true) => (DevKind::Tun, c_str!("tun%d")),
+                (false, true, false) => (DevKind::Tap, c_str!("rtap%d")),
+                (false, true, true) => (DevKind::Tap, c_str!("tap%d")),
+                (false, false, _) => return Err(EINVAL),
             };
             let queues = if flags & IFF_MULTI_QUEUE != 0 {
                 MAX_TAP_QUEUES as u32
@@ -150,13 +198,19 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
                 IFF_TAP
             };
             let unguarded = sys::param_unguarded();
-            let tun = Tun::new(type_flag | (flags & TUN_FEATURES), unguarded);
+            let tun = Tun::new(
+                type_flag | (flags & TUN_FEATURES),
+                unguarded,
+                tfile.sock.sndbuf(),
+            );
             let mut b =
-                NetDeviceBuilder::alloc::<TunDriver>(&TUN_LINK_OPS, name, queues, &tfile.net, tun)?;
+                NetDeviceBuilder::alloc::<TunDriver>(link_ops(), name, queues, &tfile.net, tun)?;
+            b.set_ifindex(tfile.ifindex.load(Ordering::Relaxed));
+            b.set_sysfs_group(&TUN_ATTR_GROUP);
             tun_net_initialize(&mut b, kind, unguarded);
             let dev = b.register(rtnl)?;
             // (Its debugfs directory came with `NETDEV_REGISTER`.)
-            if let Err(e) = tun_attach(dev, tfile, rtnl) {
+            if let Err(e) = tun_attach(dev, tfile, false, rtnl) {
                 dev.unregister(rtnl);
                 return Err(e);
             }
@@ -189,7 +243,7 @@ fn tun_set_queue(tfile: ArcBorrow<'_, TunFile>, flags: u32) -> Result {
     Rtnl::with(|rtnl| {
         let dev = if flags & IFF_ATTACH_QUEUE != 0 {
             let dev = tfile.detached.get_rtnl(rtnl).ok_or(EINVAL)?;
-            tun_attach(dev, tfile, rtnl)?;
+            tun_attach(dev, tfile, false, rtnl)?;
             dev
         } else if flags & IFF_DETACH_QUEUE != 0 {
             let dev = tfile.tun.get_rtnl(rtnl).ok_or(EINVAL)?;
@@ -207,24 +261,155 @@ fn tun_set_queue(tfile: ArcBorrow<'_, TunFile>, flags: u32) -> Result {
     })
 }
 
-/// `tun_chr_ioctl()` / `__tun_chr_ioctl()`.
-pub(crate) fn tun_chr_ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize) -> Result<isize> {
+/// `tun_get_addr_len()`: `dev->addr_len` for a link type (`TUNSETLINK`).
+fn tun_get_addr_len(type_: u16) -> u8 {
+    use bindings as b;
+    match u32::from(type_) {
+        b::ARPHRD_IP6GRE | b::ARPHRD_TUNNEL6 => 16,
+        b::ARPHRD_IPGRE | b::ARPHRD_TUNNEL | b::ARPHRD_SIT => 4,
+        b::ARPHRD_ETHER => ETH_ALEN as u8,
+        b::ARPHRD_IEEE802154 | b::ARPHRD_IEEE802154_MONITOR => 8,
+        b::ARPHRD_PHONET_PIPE | b::ARPHRD_PPP | b::ARPHRD_NONE => 0,
+        b::ARPHRD_6LOWPAN => 8,
+        b::ARPHRD_FDDI => 6,
+        b::ARPHRD_HIPPI => 6,
+        b::ARPHRD_IEEE802 => 6,
+        b::ARPHRD_ROSE => 5,
+        b::ARPHRD_NETROM => 7,
+        b::ARPHRD_LOCALTLK => 1,
+        _ => 0,
+    }
+}
+
+/// An `int` argument passed by pointer.
+fn get_int(arg: usize) -> Result<i32> {
+    let mut b = [0u8; 4];
+    UserSlice::new(arg, 4).reader().read_slice(&mut b)?;
+    Ok(i32::from_ne_bytes(b))
+}
+
+/// Writes an `int` result through the argument pointer.
+fn put_int(arg: usize, v: i32) -> Result {
+    UserSlice::new(arg, 4)
+        .writer()
+        .write_slice(&v.to_ne_bytes())
+}
+
+/// `update_filter()`'s copy: the `struct tun_filter` header, then `count`
+/// addresses (what `memdup_user()` copies, in page-sized pieces rather
+/// than one allocation of up to 384 KiB).
+fn tun_set_txfilter(tun: &Tun, arg: usize) -> Result<isize> {
+    let mut hdr = [0u8; 4];
+    let mut r = UserSlice::new(arg, usize::MAX).reader();
+    r.read_slice(&mut hdr)?;
+    let flags = u16::from_ne_bytes([hdr[0], hdr[1]]);
+    let count = usize::from(u16::from_ne_bytes([hdr[2], hdr[3]]));
+    let mut addrs = KVec::with_capacity(count, GFP_KERNEL)?;
+    for _ in 0..count {
+        let mut a = [0u8; ETH_ALEN];
+        r.read_slice(&mut a)?;
+        addrs.push(a, GFP_KERNEL)?;
+    }
+    Ok(tun.txflt.update(flags, &addrs) as isize)
+}
+
+/// `tun_attach_filter()`: the program in `tun->fprog` on every attached
+/// file; on a failure, none keeps it.
+fn tun_attach_filter(tun: &Tun, rtnl: &Rtnl<'_>) -> Result {
+    let fprog = *tun.fprog.get(rtnl);
+    let n = tun.numqueues() as usize;
+    for i in 0..n {
+        let Some(tfile) = tun.tfiles[i].get_rtnl(rtnl) else {
+            continue;
+        };
+        if let Err(e) = tfile.sock.attach_filter(&fprog) {
+            tun_detach_filter(tun, i, rtnl);
+            return Err(e);
+        }
+    }
+    tun.filter_attached.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+/// `tun_detach_filter()`: off the first `n` attached files.
+fn tun_detach_filter(tun: &Tun, n: usize, rtnl: &Rtnl<'_>) {
+    for slot in &tun.tfiles[..n] {
+        if let Some(tfile) = slot.get_rtnl(rtnl) {
+            tfile.sock.detach_filter();
+        }
+    }
+    tun.filter_attached.store(false, Ordering::Relaxed);
+}
+
+/// `tun_set_sndbuf()`: every attached file gets the device's send buffer.
+fn tun_set_sndbuf(tun: &Tun, rtnl: &Rtnl<'_>) {
+    let sndbuf = tun.sndbuf.load(Ordering::Relaxed);
+    for slot in &tun.tfiles[..tun.numqueues() as usize] {
+        if let Some(tfile) = slot.get_rtnl(rtnl) {
+            tfile.sock.set_sndbuf(sndbuf);
+        }
+    }
+}
+
+/// `tun_net_change_carrier()` (`ndo_change_carrier`, `TUNSETCARRIER`):
+/// carrier on needs an attached queue.
+pub(crate) fn tun_net_change_carrier(dev: &TunDev, on: bool) -> Result {
+    if on {
+        if dev.priv_().numqueues() == 0 {
+            return Err(EPERM);
+        }
+        dev.carrier_on();
+    } else {
+        dev.carrier_off();
+    }
+    Ok(())
+}
+
+/// Whether a TAP-only ioctl may run.
+fn tap_only(tun: &Tun) -> Result {
+    if tun.kind() == DevKind::Tap {
+        Ok(())
+    } else {
+        Err(EINVAL)
+    }
+}
+
+/// `tun_chr_ioctl()` / `tun_chr_compat_ioctl()` / `__tun_chr_ioctl()`:
+/// the `ifreq` copied in and out is `ifreq_len` bytes, the compat one's for
+/// a 32-bit caller (the fields tun uses sit at the same offsets).
+pub(crate) fn tun_chr_ioctl(
+    tfile: ArcBorrow<'_, TunFile>,
+    cmd: u32,
+    arg: usize,
+    abi: IoctlAbi,
+) -> Result<isize> {
+    let ifreq_len = match abi {
+        IoctlAbi::Native => IFREQ_LEN,
+        #[cfg(CONFIG_COMPAT)]
+        IoctlAbi::Compat => sys::COMPAT_IFREQ_LEN,
+        #[cfg(not(CONFIG_COMPAT))]
+        IoctlAbi::Compat => return Err(EINVAL),
+    };
     let mut ifr = IfReq([0; IFREQ_LEN]);
-    if cmd == TUNSETIFF || cmd == TUNSETQUEUE {
-        UserSlice::new(arg, IFREQ_LEN)
+    let sock_ioc = (cmd >> 8) & 0xff == bindings::RTUN_SOCK_IOC_TYPE;
+    if cmd == TUNSETIFF || cmd == TUNSETQUEUE || (sock_ioc && cmd != SIOCGSKNS) {
+        UserSlice::new(arg, ifreq_len)
             .reader()
-            .read_slice(&mut ifr.0)?;
+            .read_slice(&mut ifr.0[..ifreq_len])?;
     }
-    if cmd == TUNGETFEATURES {
-        // "What IFF flags are valid?" (tun never checked TUNSETIFF's flags).
-        let features: u32 = IFF_TUN | IFF_TAP | IFF_NO_CARRIER | TUN_FEATURES;
-        let out = UserSlice::new(arg, core::mem::size_of::<u32>());
-        out.writer().write_slice(&features.to_ne_bytes())?;
-        return Ok(0);
-    }
-    if cmd == TUNSETQUEUE {
-        tun_set_queue(tfile, ifr.flags())?;
-        return Ok(0);
+    match cmd {
+        TUNGETFEATURES => {
+            // "What IFF flags are valid?" (tun never checked TUNSETIFF's flags).
+            let features = IFF_TUN | IFF_TAP | IFF_NO_CARRIER | TUN_FEATURES;
+            put_int(arg, features as i32)?;
+            return Ok(0);
+        }
+        TUNSETQUEUE => {
+            tun_set_queue(tfile, ifr.flags())?;
+            return Ok(0);
+        }
+        SIOCGSKNS => return tfile.sock.open_netns(),
+        _ => {}
     }
 
     Rtnl::with(|rtnl| {
@@ -235,59 +420,218 @@ pub(crate) fn tun_chr_ioctl(tfile: ArcBorrow<'_, TunFile>, cmd: u32, arg: usize)
             }
             ifr.0[IFNAMSIZ - 1] = 0;
             tun_set_iff(tfile, &mut ifr, rtnl)?;
-            UserSlice::new(arg, IFREQ_LEN)
+            UserSlice::new(arg, ifreq_len)
                 .writer()
-                .write_slice(&ifr.0)?;
+                .write_slice(&ifr.0[..ifreq_len])?;
+            return Ok(0);
+        }
+        if cmd == TUNSETIFINDEX {
+            if dev.is_some() {
+                return Err(EPERM);
+            }
+            let ifindex = get_int(arg)?;
+            if ifindex < 0 {
+                return Err(EINVAL);
+            }
+            tfile.ifindex.store(ifindex, Ordering::Relaxed);
             return Ok(0);
         }
 
         let dev = dev.ok_or_else(errno::EBADFD)?;
         let tun = dev.priv_();
-        match cmd {
+        let mut do_notify = false;
+        let ret = match cmd {
             TUNGETIFF => {
                 tun_get_iff(dev, &mut ifr);
                 let mut flags = ifr.flags();
                 if tfile.detached.get_rtnl(rtnl).is_some() {
                     flags |= IFF_DETACH_QUEUE;
                 }
-                // No socket filter can be attached: report IFF_NOFILTER, as
-                // tun does for a file without one.
-                flags |= bindings::IFF_NOFILTER;
+                if !tfile.sock.has_filter() {
+                    flags |= IFF_NOFILTER;
+                }
                 ifr.set_flags(flags);
-                UserSlice::new(arg, IFREQ_LEN)
+                UserSlice::new(arg, ifreq_len)
                     .writer()
-                    .write_slice(&ifr.0)?;
+                    .write_slice(&ifr.0[..ifreq_len])
+                    .map(|()| 0)
             }
+            // Checksums are never left to the reader without a vnet
+            // header; tun.c ignores this too.
+            TUNSETNOCSUM => Ok(0),
             TUNSETPERSIST => {
                 let flags = tun.flags();
                 if arg != 0 && flags & IFF_PERSIST == 0 {
                     tun.flags.store(flags | IFF_PERSIST, Ordering::Relaxed);
                     sys::module_get();
+                    do_notify = true;
                 } else if arg == 0 && flags & IFF_PERSIST != 0 {
                     tun.flags.store(flags & !IFF_PERSIST, Ordering::Relaxed);
                     sys::module_put();
+                    do_notify = true;
+                }
+                Ok(0)
+            }
+            TUNSETOWNER => sys::make_kuid(arg as isize).ok_or(EINVAL).map(|owner| {
+                tun.owner.store(owner, Ordering::Relaxed);
+                do_notify = true;
+                0
+            }),
+            TUNSETGROUP => sys::make_kgid(arg as isize).ok_or(EINVAL).map(|group| {
+                tun.group.store(group, Ordering::Relaxed);
+                do_notify = true;
+                0
+            }),
+            TUNSETLINK => {
+                // Only while down: the stack keys much on the type.
+                if dev.flags() & sys::IFF_UP != 0 {
+                    Err(EBUSY)
+                } else {
+                    let type_ = arg as u16;
+                    dev.change_type(type_, tun_get_addr_len(type_), rtnl)
+                        .map(|()| 0)
                 }
             }
-            TUNSETOWNER => {
-                let owner = sys::make_kuid(arg as isize).ok_or(EINVAL)?;
-                tun.owner.store(owner, Ordering::Relaxed);
+            TUNSETDEBUG => {
+                tun.msg_enable.store(arg as u32, Ordering::Relaxed);
+                Ok(0)
             }
-            TUNSETGROUP => {
-                let group = sys::make_kgid(arg as isize).ok_or(EINVAL)?;
-                tun.group.store(group, Ordering::Relaxed);
+            TUNSETOFFLOAD => set_offload(dev, arg, rtnl).map(|()| 0),
+            TUNSETTXFILTER => tap_only(tun).and_then(|()| tun_set_txfilter(tun, arg)),
+            SIOCGIFHWADDR => {
+                let mut sa = [0u8; sys::SOCKADDR_LEN];
+                dev.get_mac_address(&mut sa, rtnl).and_then(|()| {
+                    ifr.0[IFNAMSIZ..IFNAMSIZ + sys::SOCKADDR_LEN].copy_from_slice(&sa);
+                    UserSlice::new(arg, ifreq_len)
+                        .writer()
+                        .write_slice(&ifr.0[..ifreq_len])
+                        .map(|()| 0)
+                })
             }
-            _ => return Err(EINVAL),
+            SIOCSIFHWADDR => {
+                let mut sa = [0u8; sys::SOCKADDR_LEN];
+                sa.copy_from_slice(&ifr.0[IFNAMSIZ..IFNAMSIZ + sys::SOCKADDR_LEN]);
+                dev.set_mac_address_user(&sa, rtnl).map(|()| 0)
+            }
+            TUNGETSNDBUF => put_int(arg, tfile.sock.sndbuf()).map(|()| 0),
+            TUNSETSNDBUF => get_int(arg).and_then(|sndbuf| {
+                if sndbuf <= 0 {
+                    return Err(EINVAL);
+                }
+                tun.sndbuf.store(sndbuf, Ordering::Relaxed);
+                tun_set_sndbuf(tun, rtnl);
+                Ok(0)
+            }),
+            TUNGETVNETHDRSZ => put_int(arg, tun.vnet_hdr_sz.load(Ordering::Relaxed)).map(|()| 0),
+            TUNSETVNETHDRSZ => get_int(arg).and_then(|sz| {
+                if sz < VNET_HDR_SZ_MIN {
+                    return Err(EINVAL);
+                }
+                tun.vnet_hdr_sz.store(sz, Ordering::Relaxed);
+                Ok(0)
+            }),
+            TUNGETVNETLE => put_int(arg, i32::from(tun.flags() & TUN_VNET_LE != 0)).map(|()| 0),
+            TUNSETVNETLE => get_int(arg).map(|le| {
+                if le != 0 {
+                    tun.flags.fetch_or(TUN_VNET_LE, Ordering::Relaxed);
+                } else {
+                    tun.flags.fetch_and(!TUN_VNET_LE, Ordering::Relaxed);
+                }
+                0
+            }),
+            // Without CONFIG_TUN_VNET_CROSS_LE, as tun.c built so.
+            #[cfg(not(CONFIG_TUN_VNET_CROSS_LE))]
+            TUNGETVNETBE | TUNSETVNETBE => Err(EINVAL),
+            TUNATTACHFILTER => tap_only(tun).and_then(|()| {
+                let mut b = [0u8; sys::SOCK_FPROG_LEN];
+                UserSlice::new(arg, b.len()).reader().read_slice(&mut b)?;
+                *tun.fprog.get_mut(rtnl) = SockFprog::from_bytes(&b);
+                tun_attach_filter(tun, rtnl).map(|()| 0)
+            }),
+            TUNDETACHFILTER => tap_only(tun).map(|()| {
+                tun_detach_filter(tun, tun.numqueues() as usize, rtnl);
+                0
+            }),
+            TUNGETFILTER => tap_only(tun).and_then(|()| {
+                let b = tun.fprog.get(rtnl).to_bytes();
+                UserSlice::new(arg, b.len())
+                    .writer()
+                    .write_slice(&b)
+                    .map(|()| 0)
+            }),
+            TUNSETCARRIER => {
+                // A failed copy leaves without a notification, as tun.c.
+                let carrier = get_int(arg)?;
+                tun_net_change_carrier(dev, carrier != 0).map(|()| 0)
+            }
+            TUNGETDEVNETNS => return dev.open_netns(rtnl),
+            _ => Err(EINVAL),
+        };
+        if do_notify {
+            dev.state_change(rtnl);
         }
-        Ok(0)
+        ret
     })
 }
 
-/// `tun_net_initialize()`: the type-specific set-up of a new device.
+/// `set_offload()`: `TUNSETOFFLOAD`'s `TUN_F_*` flags as device features.
+/// Checksum offload first; TSO (with ECN) and USO only with it, USO only
+/// as v4 and v6 together; UFO is accepted and ignored. Any other bit is
+/// `EINVAL` ("a way to test for new features").
+fn set_offload(dev: &TunDev, arg: usize, rtnl: &mut Rtnl<'_>) -> Result {
+    use bindings as b;
+    let f = |v: u32| v as usize;
+    let mut arg = arg;
+    let mut features = 0u64;
+    if arg & f(b::TUN_F_CSUM) != 0 {
+        features |= b::RTUN_NETIF_F_HW_CSUM;
+        arg &= !f(b::TUN_F_CSUM);
+        if arg & f(b::TUN_F_TSO4 | b::TUN_F_TSO6) != 0 {
+            if arg & f(b::TUN_F_TSO_ECN) != 0 {
+                features |= b::RTUN_NETIF_F_TSO_ECN;
+                arg &= !f(b::TUN_F_TSO_ECN);
+            }
+            if arg & f(b::TUN_F_TSO4) != 0 {
+                features |= b::RTUN_NETIF_F_TSO;
+            }
+            if arg & f(b::TUN_F_TSO6) != 0 {
+                features |= b::RTUN_NETIF_F_TSO6;
+            }
+            arg &= !f(b::TUN_F_TSO4 | b::TUN_F_TSO6);
+        }
+        arg &= !f(b::TUN_F_UFO);
+        if arg & f(b::TUN_F_USO4) != 0 && arg & f(b::TUN_F_USO6) != 0 {
+            features |= b::RTUN_NETIF_F_GSO_UDP_L4;
+            arg &= !f(b::TUN_F_USO4 | b::TUN_F_USO6);
+        }
+    }
+    if arg != 0 {
+        return Err(EINVAL);
+    }
+    dev.priv_().set_features.store(features, Ordering::Relaxed);
+    dev.update_wanted_features(TUN_USER_FEATURES, features, rtnl);
+    Ok(())
+}
+
+/// `tun_net_initialize()` and `tun_net_init()`'s features: the
+/// type-specific set-up of a new device.
 fn tun_net_initialize(b: &mut NetDeviceBuilder<Tun>, kind: DevKind, unguarded: bool) {
+    use bindings as bd;
+    let hw = bd::RTUN_NETIF_F_SG
+        | bd::RTUN_NETIF_F_FRAGLIST
+        | TUN_USER_FEATURES
+        | bd::RTUN_NETIF_F_HW_VLAN_CTAG_TX
+        | bd::RTUN_NETIF_F_HW_VLAN_STAG_TX;
+    b.set_features(
+        hw,
+        hw,
+        hw & !(bd::RTUN_NETIF_F_HW_VLAN_CTAG_TX | bd::RTUN_NETIF_F_HW_VLAN_STAG_TX),
+    );
     let mode = usize::from(unguarded);
     match kind {
         DevKind::Tun => {
             b.set_ops(&NETDEV_OPS[mode]);
+            b.ip_tunnel_header_ops();
             b.point_to_point();
         }
         DevKind::Tap => {

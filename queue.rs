@@ -8,8 +8,8 @@
 
 use crate::sys::{self, poll, DevEvent, LinkOps, NetdevEvents, RingSlots, Rtnl, UnpublishedBatch};
 use crate::{
-    inc, Tun, TunDev, TunFile, DEBUGFS_ROOT, DEV_FLOWS_FOPS, DEV_STATS_FOPS, IFF_MULTI_QUEUE,
-    IFF_PERSIST, MAX_TAP_QUEUES, TUN_LINK_OPS,
+    inc, link_ops, Tun, TunDev, TunFile, DEBUGFS_ROOT, DEV_FLOWS_FOPS, DEV_STATS_FOPS,
+    IFF_MULTI_QUEUE, IFF_PERSIST, MAX_TAP_QUEUES,
 };
 use core::sync::atomic::Ordering;
 use kernel::c_str;
@@ -78,10 +78,12 @@ fn tun_disable_queue(tun: &Tun, tfile: Arc<TunFile>, rtnl: &mut Rtnl<'_>) {
     tun.numdisabled.fetch_add(1, Ordering::Relaxed);
 }
 
-/// `tun_attach()`: makes `tfile` queue `numqueues` of `dev`.
+/// `tun_attach()`: makes `tfile` queue `numqueues` of `dev`; unless
+/// `skip_filter` (`IFF_NOFILTER`), the file gets the device's filter.
 pub(crate) fn tun_attach<'g>(
     dev: &'g TunDev,
     tfile: ArcBorrow<'_, TunFile>,
+    skip_filter: bool,
     rtnl: &mut Rtnl<'g>,
 ) -> Result {
     let tun = dev.priv_();
@@ -96,11 +98,22 @@ pub(crate) fn tun_attach<'g>(
     if !detached && n + tun.numdisabled() as usize == MAX_TAP_QUEUES {
         return Err(E2BIG);
     }
+    // Re-attach the filter of a persistent device: the program is read
+    // again from the user address `TUNATTACHFILTER` gave, in the attaching
+    // process. As tun.c, a failure leaves the file without a filter and
+    // is not an error. Deliberate difference: tun.c returns right after a
+    // successful re-attach, with the file not attached at all (`if (!err)
+    // goto out`); we go on attaching it.
+    if !skip_filter && tun.filter_attached.load(Ordering::Relaxed) {
+        let _ = tfile.sock.attach_filter(tun.fprog.get(rtnl));
+    }
     // The ring follows the device's tx_queue_len (a detached file keeps its own).
     if !detached {
         tun_ring_resize(tun, &tfile, dev.tx_queue_len())?;
     }
 
+    // As tun.c 6.12, the file keeps its own send buffer: only
+    // `TUNSETSNDBUF` hands the device's down, to the files attached then.
     tfile.queue_index.store(n as u16, Ordering::Relaxed);
     tfile.shutdown.store(false, Ordering::Relaxed);
     // Slot `n` is empty: nothing is unpublished, no grace period.
@@ -265,7 +278,7 @@ impl NetdevEvents for TunEvents {
     type Priv = Tun;
 
     fn link() -> &'static LinkOps<Tun> {
-        &TUN_LINK_OPS
+        link_ops()
     }
 
     /// `tun_device_event()`: the rings follow `tx_queue_len`; writers

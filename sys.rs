@@ -68,7 +68,7 @@ impl<T> KernelStatic<T> {
         Self(UnsafeCell::new(value))
     }
 
-    fn get(&self) -> *mut T {
+    const fn get(&self) -> *mut T {
         self.0.get()
     }
 }
@@ -114,6 +114,8 @@ unsafe impl ZeroIsValid for bindings::file_operations {}
 unsafe impl ZeroIsValid for bindings::miscdevice {}
 // SAFETY: Integers, pointers, a list head and optional function pointers.
 unsafe impl ZeroIsValid for bindings::rtnl_link_ops {}
+// SAFETY: Integers, pointers, a name array and optional function pointers.
+unsafe impl ZeroIsValid for bindings::proto {}
 
 mod bench;
 mod chrdev;
@@ -125,8 +127,10 @@ mod param;
 mod ring;
 mod rps;
 mod skb;
+mod sock;
 mod static_key;
 mod sync;
+mod sysfs;
 
 pub(crate) use bench::*;
 pub(crate) use chrdev::*;
@@ -139,5 +143,7 @@ pub(crate) use param::*;
 pub(crate) use ring::*;
 pub(crate) use rps::*;
 pub(crate) use skb::*;
+pub(crate) use sock::*;
 pub(crate) use static_key::*;
 pub(crate) use sync::*;
+pub(crate) use sysfs::*;

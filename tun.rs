@@ -21,7 +21,11 @@
 //! lists it. All `unsafe` code is in `sys.rs` and `sys/`; the driver is
 //! safe Rust.
 
-use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
+// `try_pin_init!` of `Tun`'s many fields expands past the default limit.
+#![recursion_limit = "256"]
+
+use core::fmt::Write;
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, AtomicU32, AtomicU64, Ordering};
 use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -38,13 +42,17 @@ mod ioctl;
 mod queue;
 mod rps;
 mod sys;
+mod txfilter;
 mod xmit;
 
 use flow_table::FlowTable;
 use sys::{
-    DebugfsFops, DebugfsRoot, DevDebugfs, DevOps, DrvInfo, FileOperations, LinkOps, MiscDevice,
-    NetDevice, NetDriver, NetNs, Notifier, RcuArc, RcuDev, RtnlLocked, SkbRing, WaitQueue,
+    nla_total_size, AttrGroup, AttrList, DebugfsFops, DebugfsRoot, DevAttrShow, DevAttribute,
+    DevDebugfs, DevOps, DrvInfo, FileOperations, LinkOps, MiscDevice, NetDevice, NetDriver, NetNs,
+    NlMsg, Notifier, Proto, RcuArc, RcuDev, RtnlLocked, SkbRing, Sock, SockFprog, SysfsBuf,
+    WaitQueue,
 };
+use txfilter::TxFilter;
 
 // The configurations this module is built and tested for; anything else
 // fails here, with the reason, rather than compiling code nobody runs.
@@ -89,12 +97,28 @@ pub(crate) const IFF_PERSIST: u32 = bindings::IFF_PERSIST;
 pub(crate) const IFF_TUN_EXCL: u32 = bindings::IFF_TUN_EXCL;
 pub(crate) const IFF_ATTACH_QUEUE: u32 = bindings::IFF_ATTACH_QUEUE;
 pub(crate) const IFF_DETACH_QUEUE: u32 = bindings::IFF_DETACH_QUEUE;
+pub(crate) const IFF_VNET_HDR: u32 = bindings::IFF_VNET_HDR;
+pub(crate) const IFF_NAPI: u32 = bindings::IFF_NAPI;
+pub(crate) const IFF_NAPI_FRAGS: u32 = bindings::IFF_NAPI_FRAGS;
+pub(crate) const IFF_NOFILTER: u32 = bindings::IFF_NOFILTER;
 /// `TUN_TYPE_MASK`.
 pub(crate) const TUN_TYPE_MASK: u32 = IFF_TUN | IFF_TAP;
 /// `TUN_FEATURES`: the `TUNSETIFF` flags we implement. tun.c also has
-/// `IFF_VNET_HDR` and `IFF_NAPI*`; like tun.c we mask out what we do not
-/// implement, and `TUNGETFEATURES`/`TUNGETIFF` say so.
-pub(crate) const TUN_FEATURES: u32 = IFF_NO_PI | IFF_ONE_QUEUE | IFF_MULTI_QUEUE;
+/// `IFF_NAPI*`: clients pass them and `TUNSETIFF` accepts them, but like
+/// any flag outside `TUN_FEATURES` they are masked out, so
+/// `TUNGETFEATURES`/`TUNGETIFF` never claim them.
+pub(crate) const TUN_FEATURES: u32 = IFF_NO_PI | IFF_ONE_QUEUE | IFF_VNET_HDR | IFF_MULTI_QUEUE;
+/// `TUN_USER_FEATURES`: the offloads `TUNSETOFFLOAD` turns on and off.
+pub(crate) const TUN_USER_FEATURES: u64 = bindings::RTUN_NETIF_F_HW_CSUM
+    | bindings::RTUN_NETIF_F_TSO_ECN
+    | bindings::RTUN_NETIF_F_TSO
+    | bindings::RTUN_NETIF_F_TSO6
+    | bindings::RTUN_NETIF_F_GSO_UDP_L4;
+/// `TUN_VNET_LE`: `TUNSETVNETLE` was set (kept in `tun->flags` as tun.c).
+pub(crate) const TUN_VNET_LE: u32 = 0x8000_0000;
+/// `sizeof(struct virtio_net_hdr)`: the default and least vnet header size
+/// (`TUNSETVNETHDRSZ`).
+pub(crate) const VNET_HDR_SZ_MIN: i32 = 10;
 
 /// A device of this driver.
 pub(crate) type TunDev = NetDevice<Tun>;
@@ -152,6 +176,22 @@ pub(crate) struct Tun {
     owner: AtomicU32,
     /// `tun->group`, a kgid, or `INVALID_ID`.
     group: AtomicU32,
+    /// `tun->sndbuf`: every attached file's send buffer (`TUNSETSNDBUF`).
+    sndbuf: AtomicI32,
+    /// `tun->txflt`: the TAP destination filter (`TUNSETTXFILTER`).
+    txflt: TxFilter,
+    /// `tun->fprog`: the classic BPF program of `TUNATTACHFILTER`, which
+    /// each attached file's socket runs on transmit.
+    fprog: RtnlLocked<SockFprog>,
+    /// `tun->filter_attached`; rtnl.
+    filter_attached: AtomicBool,
+    /// `tun->msg_enable` (`TUNSETDEBUG`, ethtool msglvl).
+    msg_enable: AtomicU32,
+    /// `tun->vnet_hdr_sz` (`TUNSETVNETHDRSZ`).
+    vnet_hdr_sz: AtomicI32,
+    /// `tun->set_features`: the offloads of the last `TUNSETOFFLOAD`,
+    /// which `ndo_fix_features` lets through; rtnl.
+    set_features: AtomicU64,
     /// Behave like tun before the rps_needed/rfs_needed patches. Fixed at
     /// creation from the `unguarded` module parameter; the transmit path
     /// reads it from the device's ops table, not from here.
@@ -167,7 +207,7 @@ pub(crate) struct Tun {
 pub(crate) const INVALID_ID: u32 = u32::MAX;
 
 impl Tun {
-    fn new(flags: u32, unguarded: bool) -> impl PinInit<Self, Error> {
+    fn new(flags: u32, unguarded: bool, sndbuf: i32) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             flags: AtomicU32::new(flags),
             tfiles: [const { RcuArc::null() }; MAX_TAP_QUEUES],
@@ -176,6 +216,13 @@ impl Tun {
             numdisabled: AtomicU32::new(0),
             owner: AtomicU32::new(INVALID_ID),
             group: AtomicU32::new(INVALID_ID),
+            sndbuf: AtomicI32::new(sndbuf),
+            txflt: TxFilter::new(),
+            fprog: RtnlLocked::new(SockFprog::default()),
+            filter_attached: AtomicBool::new(false),
+            msg_enable: AtomicU32::new(0),
+            vnet_hdr_sz: AtomicI32::new(VNET_HDR_SZ_MIN),
+            set_features: AtomicU64::new(0),
             unguarded,
             flows <- FlowTable::new(),
             stats: TunStats::default(),
@@ -226,32 +273,169 @@ pub(crate) struct TunFile {
     net: NetNs,
     /// The next file on the device's disabled list (tun.c: `tfile->next`).
     next_disabled: RtnlLocked<Option<Arc<TunFile>>>,
+    /// tun.c's `tfile->socket`/`tfile->sk`: send-buffer accounting, the
+    /// classic BPF filter, `SIOCGSKNS`.
+    sock: Sock,
+    /// `tfile->ifindex`: the index `TUNSETIFINDEX` asks the device to get.
+    ifindex: AtomicI32,
 }
 
 // ---------------------------------------------------------------------------
 // What the kernel sees: the driver's tables, built at compile time from the
 // traits the driver implements (`sys/` turns each into its C table).
 
-/// The driver, as the net device core sees it: set-up and ethtool.
+/// The driver, as the net device core sees it: set-up, ethtool, the
+/// `ip -d link` attributes.
 pub(crate) struct TunDriver;
 
 impl NetDriver for TunDriver {
     type Priv = Tun;
     const TX_QUEUE_LEN: u32 = TUN_READQ_SIZE;
 
-    /// `tun_get_drvinfo()`.
-    fn drvinfo(_dev: &TunDev) -> DrvInfo {
+    /// `tun_get_drvinfo()`: in drop-in mode tun's own identity, `tun` 1.6;
+    /// `bus_info` tells TUN from TAP, as tun.c.
+    fn drvinfo(dev: &TunDev) -> DrvInfo {
+        let (driver, version): (&'static [u8], &'static [u8]) = if dropin() {
+            (b"tun", b"1.6")
+        } else {
+            (b"rust_tun", b"0.2")
+        };
         DrvInfo {
-            driver: b"rust_tun",
-            version: b"0.1",
-            bus_info: b"tun",
+            driver,
+            version,
+            bus_info: match dev.priv_().kind() {
+                DevKind::Tun => b"tun",
+                DevKind::Tap => b"tap",
+            },
+        }
+    }
+
+    fn msglevel(dev: &TunDev) -> u32 {
+        dev.priv_().msg_enable.load(Ordering::Relaxed)
+    }
+
+    fn set_msglevel(dev: &TunDev, level: u32) {
+        dev.priv_().msg_enable.store(level, Ordering::Relaxed)
+    }
+
+    /// `tun_get_size()`: owner, group, type, pi, vnet_hdr, persist,
+    /// multi_queue, numqueues, numdisabled.
+    fn get_size(_dev: &TunDev) -> usize {
+        2 * nla_total_size(4) + 5 * nla_total_size(1) + 2 * nla_total_size(4)
+    }
+
+    /// `tun_fill_info()`.
+    fn fill_info(dev: &TunDev, msg: &mut NlMsg) -> Result {
+        let tun = dev.priv_();
+        let flags = tun.flags();
+        msg.put_u8(bindings::IFLA_TUN_TYPE, (flags & TUN_TYPE_MASK) as u8)?;
+        let owner = tun.owner.load(Ordering::Relaxed);
+        if owner != INVALID_ID {
+            msg.put_u32(bindings::IFLA_TUN_OWNER, sys::from_kuid_munged(owner))?;
+        }
+        let group = tun.group.load(Ordering::Relaxed);
+        if group != INVALID_ID {
+            msg.put_u32(bindings::IFLA_TUN_GROUP, sys::from_kgid_munged(group))?;
+        }
+        msg.put_u8(bindings::IFLA_TUN_PI, u8::from(flags & IFF_NO_PI == 0))?;
+        msg.put_u8(
+            bindings::IFLA_TUN_VNET_HDR,
+            u8::from(flags & IFF_VNET_HDR != 0),
+        )?;
+        msg.put_u8(
+            bindings::IFLA_TUN_PERSIST,
+            u8::from(flags & IFF_PERSIST != 0),
+        )?;
+        msg.put_u8(
+            bindings::IFLA_TUN_MULTI_QUEUE,
+            u8::from(flags & IFF_MULTI_QUEUE != 0),
+        )?;
+        if flags & IFF_MULTI_QUEUE != 0 {
+            msg.put_u32(bindings::IFLA_TUN_NUM_QUEUES, tun.numqueues())?;
+            msg.put_u32(bindings::IFLA_TUN_NUM_DISABLED_QUEUES, tun.numdisabled())?;
+        }
+        Ok(())
+    }
+}
+
+/// Drop-in mode (the `dropin` module parameter, fixed at load): rust_tun
+/// stands in for tun.ko.
+pub(crate) fn dropin() -> bool {
+    sys::param_dropin()
+}
+
+/// The rtnl link ops: `ip -d link` shows the kind and tun's attributes,
+/// `ip link del` works, module unload deletes what is left; they also mark
+/// a device as ours. Kind `rust_tun` beside tun.ko, `tun` in drop-in mode
+/// (what `ip tuntap show` lists).
+static TUN_LINK_OPS: LinkOps<Tun> = LinkOps::new::<TunDriver>(c_str!("rust_tun"));
+static DROPIN_LINK_OPS: LinkOps<Tun> = LinkOps::new::<TunDriver>(c_str!("tun"));
+
+/// This mode's link ops.
+pub(crate) fn link_ops() -> &'static LinkOps<Tun> {
+    if dropin() {
+        &DROPIN_LINK_OPS
+    } else {
+        &TUN_LINK_OPS
+    }
+}
+
+/// The sockets of open files (tun.c's `tun_proto`).
+static TUN_PROTO: Proto = Proto::new(b"rust_tun");
+
+/// `/sys/class/net/<dev>/tun_flags` (tun.c's `tun_attr_group`, read by
+/// `ip tuntap show` with `owner` and `group`).
+struct TunFlagsAttr;
+
+impl DevAttrShow for TunFlagsAttr {
+    type Priv = Tun;
+
+    /// `tun_flags_show()`.
+    fn show(dev: &TunDev, out: &mut SysfsBuf<'_>) -> core::fmt::Result {
+        writeln!(out, "0x{:x}", ioctl::tun_flags(dev.priv_()))
+    }
+}
+
+/// `/sys/class/net/<dev>/owner`.
+struct OwnerAttr;
+
+impl DevAttrShow for OwnerAttr {
+    type Priv = Tun;
+
+    /// `owner_show()`: the owner in the reader's user namespace, or -1.
+    fn show(dev: &TunDev, out: &mut SysfsBuf<'_>) -> core::fmt::Result {
+        match dev.priv_().owner.load(Ordering::Relaxed) {
+            INVALID_ID => writeln!(out, "-1"),
+            kuid => writeln!(out, "{}", sys::from_kuid_munged(kuid)),
         }
     }
 }
 
-/// The rtnl link ops: `ip -d link` shows the kind, `ip link del` works,
-/// module unload deletes what is left; they also mark a device as ours.
-static TUN_LINK_OPS: LinkOps<Tun> = LinkOps::new::<TunDriver>(c_str!("rust_tun"));
+/// `/sys/class/net/<dev>/group`.
+struct GroupAttr;
+
+impl DevAttrShow for GroupAttr {
+    type Priv = Tun;
+
+    /// `group_show()`.
+    fn show(dev: &TunDev, out: &mut SysfsBuf<'_>) -> core::fmt::Result {
+        match dev.priv_().group.load(Ordering::Relaxed) {
+            INVALID_ID => writeln!(out, "-1"),
+            kgid => writeln!(out, "{}", sys::from_kgid_munged(kgid)),
+        }
+    }
+}
+
+static TUN_FLAGS_ATTR: DevAttribute<Tun> = DevAttribute::new::<TunFlagsAttr>(c_str!("tun_flags"));
+static OWNER_ATTR: DevAttribute<Tun> = DevAttribute::new::<OwnerAttr>(c_str!("owner"));
+static GROUP_ATTR: DevAttribute<Tun> = DevAttribute::new::<GroupAttr>(c_str!("group"));
+static TUN_DEV_ATTRS: AttrList<Tun, 4> = AttrList::new([
+    Some(&TUN_FLAGS_ATTR),
+    Some(&OWNER_ATTR),
+    Some(&GROUP_ATTR),
+    None,
+]);
+static TUN_ATTR_GROUP: AttrGroup<Tun> = AttrGroup::new(&TUN_DEV_ATTRS);
 
 /// The device ops: TUN guarded, TUN unguarded, TAP guarded, TAP unguarded.
 /// The mode is fixed per device by its ops, so the transmit path pays
@@ -266,10 +450,24 @@ static NETDEV_OPS: [DevOps<Tun>; 4] = [
 /// The netdevice notifier (`tun_notifier_block`).
 static TUN_NOTIFIER: Notifier = Notifier::new::<queue::TunEvents>();
 
-/// The character device `/dev/net/rust_tun` (tun.c's `tun_miscdev`).
+/// The character device (tun.c's `tun_miscdev`): `/dev/net/rust_tun` with
+/// a dynamic minor beside tun.ko, `/dev/net/tun` (minor 200) in drop-in
+/// mode.
 static TUN_FOPS: FileOperations = FileOperations::new::<chr::TunChr>();
-static TUN_MISCDEV: MiscDevice =
-    MiscDevice::new(c_str!("rust_tun"), c_str!("net/rust_tun"), 0o666, &TUN_FOPS);
+static TUN_MISCDEV: MiscDevice = MiscDevice::new(
+    None,
+    c_str!("rust_tun"),
+    c_str!("net/rust_tun"),
+    0o666,
+    &TUN_FOPS,
+);
+static DROPIN_MISCDEV: MiscDevice = MiscDevice::new(
+    Some(sys::TUN_MINOR),
+    c_str!("tun"),
+    c_str!("net/tun"),
+    0o666,
+    &TUN_FOPS,
+);
 
 /// `<debugfs>/rust_tun` and its files.
 static DEBUGFS_ROOT: DebugfsRoot = DebugfsRoot::new();
@@ -299,9 +497,28 @@ impl kernel::Module for RustTun {
                 .text_file(c_str!("micro_bench"), &MICRO_BENCH_FOPS);
         }
         let notifier = sys::NotifierRegistration::register(&TUN_NOTIFIER)?;
-        let link = sys::LinkOpsRegistration::register(&TUN_LINK_OPS)?;
-        let misc = sys::MiscRegistration::register(&TUN_MISCDEV)?;
-        pr_info!("Universal TUN/TAP device driver, hot path in Rust\n");
+        let link = sys::LinkOpsRegistration::register(link_ops()).inspect_err(|e| {
+            if dropin() && *e == EEXIST {
+                pr_err!("dropin: rtnl link kind \"tun\" is registered already (tun.ko loaded?)\n");
+            }
+        })?;
+        let misc = if dropin() {
+            &DROPIN_MISCDEV
+        } else {
+            &TUN_MISCDEV
+        };
+        let misc = sys::MiscRegistration::register(misc).inspect_err(|e| {
+            if dropin() && *e == EBUSY {
+                pr_err!(
+                    "dropin: misc minor 200 (/dev/net/tun) is taken already (tun.ko loaded?)\n"
+                );
+            }
+        })?;
+        if dropin() {
+            pr_info!("Universal TUN/TAP device driver, hot path in Rust, as /dev/net/tun\n");
+        } else {
+            pr_info!("Universal TUN/TAP device driver, hot path in Rust\n");
+        }
         Ok(Self {
             _misc: misc,
             _link: link,

@@ -5,6 +5,7 @@
  */
 #include <linux/cred.h>
 #include <linux/etherdevice.h>
+#include <linux/filter.h>
 #include <linux/jiffies.h>
 #include <linux/jump_label.h>
 #include <linux/module.h>
@@ -16,8 +17,12 @@
 #include <linux/skbuff.h>
 #include <linux/timer.h>
 #include <linux/uio.h>
+#include <linux/virtio_net.h>
 #include <linux/wait.h>
+#include <linux/proc_fs.h>
 #include <net/hotdata.h>
+#include <net/ip_tunnels.h>
+#include <net/netlink.h>
 #include <net/net_namespace.h>
 #include <net/netfilter/nf_conntrack.h>
 #include <net/rps.h>
@@ -41,6 +46,29 @@ void rtun_netdev_priv_flags_clear(struct net_device *dev, u32 flags) { dev->priv
 void rtun_netdev_priv_flags_set(struct net_device *dev, u32 flags) { dev->priv_flags |= flags; }
 void rtun_netdev_set_lltx(struct net_device *dev) { dev->lltx = true; }
 struct net_device *rtun_netdev_notifier_info_to_dev(void *ptr) { return netdev_notifier_info_to_dev(ptr); }
+struct net *rtun_dev_net(const struct net_device *dev) { return dev_net(dev); }
+struct net_device *rtun_to_net_dev(struct device *d) { return to_net_dev(d); }
+void rtun_netdev_set_sysfs_group(struct net_device *dev, const struct attribute_group *group) { dev->sysfs_groups[0] = group; }
+void rtun_netdev_set_ip_tunnel_header_ops(struct net_device *dev) { dev->header_ops = &ip_tunnel_header_ops; }
+int rtun_notifier_to_errno(int ret) { return notifier_to_errno(ret); }
+
+/* netlink attributes */
+
+int rtun_nla_put_u8(struct sk_buff *skb, int attrtype, u8 value) { return nla_put_u8(skb, attrtype, value); }
+int rtun_nla_put_u32(struct sk_buff *skb, int attrtype, u32 value) { return nla_put_u32(skb, attrtype, value); }
+
+/* sockets */
+
+struct socket *rtun_sock_socket(struct rtun_sock *rs) { return &rs->socket; }
+struct wait_queue_head *rtun_socket_wait(struct socket *sock) { return &sock->wq.wait; }
+void rtun_sk_set_write_space(struct sock *sk, void (*fn)(struct sock *)) { sk->sk_write_space = fn; }
+int rtun_sk_sndbuf(const struct sock *sk) { return READ_ONCE(sk->sk_sndbuf); }
+void rtun_sk_set_sndbuf(struct sock *sk, int v) { WRITE_ONCE(sk->sk_sndbuf, v); }
+bool rtun_sk_test_and_set_nospace(struct sock *sk) { return test_and_set_bit(SOCKWQ_ASYNC_NOSPACE, &sk->sk_socket->flags); }
+void rtun_sock_put(struct sock *sk) { sock_put(sk); }
+void rtun_lock_sock(struct sock *sk) { lock_sock(sk); }
+int rtun_sk_filter(struct sock *sk, struct sk_buff *skb) { return sk_filter(sk, skb); }
+struct net *rtun_sock_net(const struct sock *sk) { return sock_net(sk); }
 
 /* sk_buff */
 
@@ -56,9 +84,10 @@ u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb) { return __skb_get_hash_sym
 void rtun_nf_reset_ct(struct sk_buff *skb) { nf_reset_ct(skb); }
 #endif
 
-/* iov_iter */
+/* virtio-net headers */
 
-size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i) { return copy_to_iter(addr, bytes, i); }
+int rtun_virtio_net_hdr_to_skb(struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool little_endian) { return virtio_net_hdr_to_skb(skb, hdr, little_endian); }
+int rtun_virtio_net_hdr_from_skb(const struct sk_buff *skb, struct virtio_net_hdr *hdr, bool little_endian, bool has_data_valid, int vlan_hlen) { return virtio_net_hdr_from_skb(skb, hdr, little_endian, has_data_valid, vlan_hlen); }
 
 /* locking, RCU, bottom halves */
 
@@ -90,10 +119,15 @@ bool rtun_timer_pending(const struct timer_list *timer) { return timer_pending(t
 struct net *rtun_get_current_net(void) { return get_net(current->nsproxy->net_ns); }
 void rtun_put_net(struct net *net) { put_net(net); }
 bool rtun_ns_capable_net_admin(const struct net *net) { return ns_capable(net->user_ns, CAP_NET_ADMIN); }
+bool rtun_capable_net_admin(void) { return capable(CAP_NET_ADMIN); }
 u32 rtun_make_kuid(long uid) { return __kuid_val(make_kuid(current_user_ns(), uid)); }
 u32 rtun_make_kgid(long gid) { return __kgid_val(make_kgid(current_user_ns(), gid)); }
 bool rtun_current_euid_is(u32 kuid) { return uid_eq(current_euid(), KUIDT_INIT(kuid)); }
 bool rtun_in_egroup(u32 kgid) { return in_egroup_p(KGIDT_INIT(kgid)); }
+kuid_t rtun_current_fsuid(void) { return current_fsuid(); }
+u32 rtun_from_kuid_munged(u32 kuid) { return from_kuid_munged(current_user_ns(), KUIDT_INIT(kuid)); }
+u32 rtun_from_kgid_munged(u32 kgid) { return from_kgid_munged(current_user_ns(), KGIDT_INIT(kgid)); }
+int rtun_open_related_net_ns(struct net *net) { return open_related_ns(&net->ns, get_net_ns); }
 
 /* static keys, jump labels */
 
@@ -118,3 +152,9 @@ module_param(unguarded, bool, 0644);
 MODULE_PARM_DESC(unguarded,
 		 "Devices created while this is set behave like tun before the rps_needed/rfs_needed patches: they compute the RPS flow hash on every transmit and record every RFS flow, whatever the static keys say (for side-by-side benchmarks; default: off)");
 bool rtun_param_unguarded(void) { return READ_ONCE(unguarded); }
+
+static bool dropin;
+module_param(dropin, bool, 0444);
+MODULE_PARM_DESC(dropin,
+		 "Stand in for tun.ko: register /dev/net/tun (misc minor 200), the rtnl link kind \"tun\" and tun's device names and identity, so unmodified clients and `ip tuntap` use rust_tun. Loading fails (EBUSY/EEXIST) while tun.ko holds them (default: off, side by side with tun.ko as /dev/net/rust_tun, kind rust_tun)");
+bool rtun_param_dropin(void) { return READ_ONCE(dropin); }

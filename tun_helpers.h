@@ -9,8 +9,24 @@
 #define RUST_TUN_HELPERS_H
 
 #include <linux/types.h>
+#include <linux/uidgid_types.h>
+#include <net/sock.h>
 
+/*
+ * One open file's socket, as tun.c's struct tun_file begins: the struct
+ * sock first (sk_alloc() allocates the whole, proto.obj_size), then the
+ * struct socket that sock_init_data_uid() links it to.
+ */
+struct rtun_sock {
+	struct sock sk;
+	struct socket socket;
+};
+
+struct attribute_group;
+struct virtio_net_hdr;
 struct dentry;
+struct device;
+struct seq_file;
 struct file;
 struct iov_iter;
 struct jump_entry;
@@ -40,6 +56,27 @@ void rtun_netdev_priv_flags_clear(struct net_device *dev, u32 flags);
 void rtun_netdev_priv_flags_set(struct net_device *dev, u32 flags);
 void rtun_netdev_set_lltx(struct net_device *dev);
 struct net_device *rtun_netdev_notifier_info_to_dev(void *ptr);
+struct net *rtun_dev_net(const struct net_device *dev);
+struct net_device *rtun_to_net_dev(struct device *d);
+void rtun_netdev_set_sysfs_group(struct net_device *dev, const struct attribute_group *group);
+void rtun_netdev_set_ip_tunnel_header_ops(struct net_device *dev);
+int rtun_notifier_to_errno(int ret);
+
+/* netlink attributes (include/net/netlink.h) */
+int rtun_nla_put_u8(struct sk_buff *skb, int attrtype, u8 value);
+int rtun_nla_put_u32(struct sk_buff *skb, int attrtype, u32 value);
+
+/* sockets (include/net/sock.h, linux/net.h) */
+struct socket *rtun_sock_socket(struct rtun_sock *rs);
+struct wait_queue_head *rtun_socket_wait(struct socket *sock);
+void rtun_sk_set_write_space(struct sock *sk, void (*fn)(struct sock *));
+int rtun_sk_sndbuf(const struct sock *sk);
+void rtun_sk_set_sndbuf(struct sock *sk, int v);
+bool rtun_sk_test_and_set_nospace(struct sock *sk);
+void rtun_sock_put(struct sock *sk);
+void rtun_lock_sock(struct sock *sk);
+int rtun_sk_filter(struct sock *sk, struct sk_buff *skb);
+struct net *rtun_sock_net(const struct sock *sk);
 
 /* sk_buff (include/linux/skbuff.h, net/netfilter) */
 void rtun_kfree_skb(struct sk_buff *skb);
@@ -52,8 +89,9 @@ void rtun_skb_orphan(struct sk_buff *skb);
 u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb);
 void rtun_nf_reset_ct(struct sk_buff *skb);
 
-/* iov_iter (include/linux/uio.h) */
-size_t rtun_copy_to_iter(const void *addr, size_t bytes, struct iov_iter *i);
+/* virtio-net headers (include/linux/virtio_net.h) */
+int rtun_virtio_net_hdr_to_skb(struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool little_endian);
+int rtun_virtio_net_hdr_from_skb(const struct sk_buff *skb, struct virtio_net_hdr *hdr, bool little_endian, bool has_data_valid, int vlan_hlen);
 
 /* locking, RCU, bottom halves (include/linux/spinlock.h, rcupdate.h, bottom_half.h) */
 void rtun_spin_lock_bh(struct spinlock *lock);
@@ -81,10 +119,15 @@ bool rtun_timer_pending(const struct timer_list *timer);
 struct net *rtun_get_current_net(void);
 void rtun_put_net(struct net *net);
 bool rtun_ns_capable_net_admin(const struct net *net);
+bool rtun_capable_net_admin(void);
 u32 rtun_make_kuid(long uid);
 u32 rtun_make_kgid(long gid);
 bool rtun_current_euid_is(u32 kuid);
 bool rtun_in_egroup(u32 kgid);
+kuid_t rtun_current_fsuid(void);
+u32 rtun_from_kuid_munged(u32 kuid);
+u32 rtun_from_kgid_munged(u32 kgid);
+int rtun_open_related_net_ns(struct net *net);
 
 /* static keys, jump labels (include/linux/jump_label.h, module.h) */
 int rtun_static_key_count(struct static_key *key);
@@ -100,5 +143,6 @@ int rtun_notifier_from_errno(int err);
 
 /* the module's parameters */
 bool rtun_param_unguarded(void);
+bool rtun_param_dropin(void);
 
 #endif /* RUST_TUN_HELPERS_H */

@@ -7,8 +7,10 @@
 use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
 use crate::sys::{poll, BhOff, NetDevOps, RcuReadGuard, Rtnl, SkBuff, Stats64, TxResult};
-use crate::{get, inc, queue, rps, Tun, TunDev};
+use crate::txfilter::ETH_ALEN;
+use crate::{get, inc, ioctl, queue, rps, Tun, TunDev};
 use core::sync::atomic::Ordering;
+use kernel::prelude::*;
 
 /// The ops of a device in one mode: guarded (`UNGUARDED == false`: the
 /// RPS/RFS steps behind the static keys) or unguarded (as tun before the
@@ -54,6 +56,18 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
             tx_dropped: get(&s.tx_dropped),
             rx_frame_errors: get(&s.rx_frame_errors),
         }
+    }
+
+    /// `tun_net_change_carrier()`.
+    fn change_carrier(dev: &TunDev, on: bool) -> Result {
+        ioctl::tun_net_change_carrier(dev, on)
+    }
+
+    /// `tun_net_fix_features()`: of the offloads `TUNSETOFFLOAD` controls,
+    /// only those it set.
+    fn fix_features(dev: &TunDev, features: u64) -> u64 {
+        let set = dev.priv_().set_features.load(Ordering::Relaxed);
+        (features & set) | (features & !crate::TUN_USER_FEATURES)
     }
 }
 
@@ -115,6 +129,19 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
     };
 
     tun_automq_xmit::<UNGUARDED>(tun, &skb, &rcu);
+
+    // Drop if the TAP filter (`TUNSETTXFILTER`) does not like it; one load
+    // while it is off (only TAPs can turn it on).
+    if tun.txflt.is_on() && !tun.txflt.check(skb.head::<ETH_ALEN>().as_ref()) {
+        return tun_net_xmit_drop(tun, skb);
+    }
+    // The file's classic BPF filter (`TUNATTACHFILTER`), which may trim.
+    if tfile.sock.has_filter() {
+        skb = match tfile.sock.filter(skb) {
+            Ok(skb) => skb,
+            Err(skb) => return tun_net_xmit_drop(tun, skb),
+        };
+    }
 
     if skb.orphan_frags_rx().is_err() {
         return tun_net_xmit_drop(tun, skb);

@@ -7,9 +7,10 @@
 #   1. xmit path: pktgen into a single-queue TAP (rps_needed patch's table)
 #   2. write path: writers over many flows of a 2-queue TUN (rfs_needed's)
 #   3. micro-benchmark: 10M calls of the record step, Rust and C
+#   5. GSO: 64 KB UDP GSO writes and reads with the virtio-net header
 #   4. memory: idle persistent devices, rust_tun and C tun (one plain TCG
 #      boot per driver: memory does not depend on time)
-# and writes Documentation/benchmarks/{xmit,write,micro,mem}.json, results.md
+# and writes Documentation/benchmarks/{xmit,write,micro,mem,gso}.json, results.md
 # and chart.svg, then prints results.md.
 #
 # usage: scripts/bench.sh [XMIT_PACKETS] [WRITE_PACKETS]
@@ -26,11 +27,12 @@ bash "$RT_TOP/scripts/build-guest.sh" >&2
 
 logs=$(mktemp -d /tmp/rtun-bench.XXXXXX)
 trap 'rm -rf "$logs"' EXIT
-for table in xmit write micro; do
+for table in xmit write micro gso; do
 	case $table in
 	xmit) args=("$xmit_count") ;;
 	write) args=("$write_count" 1024) ;;
 	micro) args=() ;;
+	gso) args=(300) ;;
 	esac
 	rt_log "table $table"
 	bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 --log "$logs/$table.log" \
@@ -43,4 +45,4 @@ for driver in rust_tun tun; do
 done
 cat "$logs/mem-rust_tun.log" "$logs/mem-tun.log" >"$logs/mem.log"
 python3 "$RT_TOP/scripts/bench-report.py" "$RT_TOP/Documentation/benchmarks" \
-	"$logs/xmit.log" "$logs/write.log" "$logs/micro.log" "$logs/mem.log"
+	"$logs/xmit.log" "$logs/write.log" "$logs/micro.log" "$logs/mem.log" "$logs/gso.log"

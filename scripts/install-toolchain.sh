@@ -19,6 +19,12 @@ APT_PKGS=(
 	clang-19 lld-19 llvm-19 libclang-19-dev
 	flex bison bc libelf-dev libssl-dev cpio xz-utils make
 	qemu-system-x86 busybox-static libc6-dev file
+	# Real tun clients for the guest (run-guest.sh --clients): iproute2's ip
+	# (busybox's has no tuntap or netns), socat, openvpn, wireguard-go + wg,
+	# strace (lists each client's calls on its tun fd); gcc-multilib for the
+	# 32-bit static compat-ioctl client (gcc -m32 -static) and the kernel's
+	# tun selftest (gcc -static).
+	iproute2 socat openvpn wireguard-go wireguard-tools strace gcc gcc-multilib
 )
 
 log() { printf '[install-toolchain] %s\n' "$*"; }

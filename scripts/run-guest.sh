@@ -10,7 +10,15 @@
 # kernel oops/BUG/WARNING/panic/taint (other than the out-of-tree taint).
 #
 # usage: scripts/run-guest.sh [--icount] [--mttcg] [--smp N] [--timeout S]
-#                             [--log FILE] [--kernel FLAVOR] GUEST_SCRIPT [ARGS...]
+#                             [--log FILE] [--kernel FLAVOR] [--clients]
+#                             GUEST_SCRIPT [ARGS...]
+#
+# --clients adds real tun clients under /usr/bin (the guest's PATH stays
+# /bin, busybox: call them by full path): the host's iproute2 ip, socat,
+# openvpn, wireguard-go, wg and strace with the shared libraries they load,
+# and tun-selftest and tun32 from scripts/build-clients.sh (built against the
+# booted kernel's tree), and scripts/guest/clients-smoke.sh as
+# /usr/bin/clients-smoke.
 #
 # TCG runs single-threaded by default (both vCPUs on one host thread): with
 # multi-threaded TCG (--mttcg), QEMU 7.2 lets a vCPU execute the int3 of a
@@ -20,7 +28,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-icount=0 smp=2 timeout=900 log= flavor=test tcg=tcg,thread=single
+icount=0 smp=2 timeout=900 log= flavor=test tcg=tcg,thread=single clients=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--icount) icount=1 ;;
@@ -29,6 +37,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--log) log=$2; shift ;;
 	--kernel) flavor=$2; shift ;;
+	--clients) clients=1 ;;
 	-*) rt_die "unknown option $1" ;;
 	*) break ;;
 	esac
@@ -44,6 +53,57 @@ ko=$RT_TOP/rust_tun.ko
 [ -f "$ko" ] || rt_die "no $ko: run make"
 rtun=$(rt_guest_bin)
 [ -x "$rtun" ] || rt_die "no guest programs: run scripts/build-guest.sh"
+
+cdir=
+if [ $clients = 1 ]; then
+	cdir=$(bash "$RT_TOP/scripts/build-clients.sh" "$kdir") || rt_die "building the C clients failed"
+fi
+
+# Copy the host binary NAME to the guest's /usr/bin with every shared library
+# ldd resolves for it (and the loader), at the host's paths: the guest's
+# loader finds them in its default multiarch directories.
+add_host_client() { # add_host_client ROOT NAME
+	local root=$1 name=$2 bin lib
+	bin=$(PATH=/usr/sbin:/usr/bin:/sbin:/bin type -P "$name") ||
+		rt_die "no $name on the host: run scripts/install-toolchain.sh"
+	cp -L "$bin" "$root/usr/bin/$name"
+	# A static binary has no libraries (ldd then fails).
+	{ ldd "$bin" || true; } | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+		while read -r lib; do
+			[ -e "$root$lib" ] && continue
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+}
+
+# The clients' files: binaries under /usr/bin, the /etc files glibc and the
+# clients read (users and groups by name, NSS from files only, iproute2's
+# tables), and /run (iproute2's netns bind mounts in /var/run/netns,
+# wireguard-go's UAPI sockets in /var/run/wireguard).
+add_clients() { # add_clients ROOT
+	local root=$1 name
+	mkdir -p "$root/usr/bin" "$root/run" "$root/var" "$root/root"
+	ln -s ../run "$root/var/run"
+	for name in ip socat openvpn wireguard-go wg strace; do
+		add_host_client "$root" "$name"
+	done
+	# busybox's ip has no tuntap or netns: make sure this one is iproute2.
+	"$root/usr/bin/ip" -V 2>&1 | grep -q iproute2 || rt_die "the host's ip is not iproute2's"
+	cp "$cdir/tun-selftest" "$cdir/tun32" "$root/usr/bin/"
+	cp "$RT_TOP/scripts/guest/clients-smoke.sh" "$root/usr/bin/clients-smoke"
+	cat >"$root/etc/passwd" <<-'EOF'
+		root:x:0:0:root:/root:/bin/sh
+		nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+	EOF
+	cat >"$root/etc/group" <<-'EOF'
+		root:x:0:
+		nogroup:x:65534:
+	EOF
+	printf '%s\n' 'passwd: files' 'group: files' 'shadow: files' 'hosts: files' \
+		'networks: files' 'protocols: files' 'services: files' >"$root/etc/nsswitch.conf"
+	echo '127.0.0.1 localhost' >"$root/etc/hosts"
+	[ ! -d /etc/iproute2 ] || cp -r /etc/iproute2 "$root/etc/"
+}
 
 work=$(mktemp -d /tmp/rtun-guest.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -65,6 +125,7 @@ echo "$smp" >"$root/etc/rtun-smp"
 echo "$flavor" >"$root/etc/rtun-flavor"
 sed -n 's/^CONFIG_HZ=//p' "$kdir/.config" >"$root/etc/rtun-hz"
 echo "$*" >"$root/etc/rtun-args"
+[ $clients = 0 ] || add_clients "$root"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.gz"
 
 [ -n "$log" ] || log=$work/console.log

@@ -10,7 +10,11 @@
 # exits non-zero on any failure, kernel splat, or unfinished guest.
 #
 # usage: scripts/test.sh [--quick] [NAME=VALUE...] [FILTER]
-#   --quick      run the guest suite on the test kernel only, not also on the
+# The guest suite runs twice per kernel where noted: side by side (rust_tun
+# as /dev/net/rust_tun beside tun.ko) and drop-in (rust_tun as /dev/net/tun,
+# tun.ko absent), each with the real clients (run-guest.sh --clients).
+#
+#   --quick      run the guest suites on the test kernel only, not also on the
 #                debug kernel (KASAN, lockdep, kmemleak, ...; ~7 min to build
 #                once, ~3 min to run) and the no-jump-label kernel (the
 #                guards' fallback; ~7 min to build once, ~1 min to run)
@@ -70,16 +74,16 @@ built_guest=$([ -x "$(rt_guest_bin)" ] && echo 1 || echo 0)
 step compile-fail bash "$RT_TOP/scripts/compile-fail.sh" "$kdir"
 step host-logic bash -c "cd '$RT_TOP/hosttest' && RUSTC=$RT_RUSTC $RT_CARGO test --locked"
 
-guest_suite() { # guest_suite FLAVOR KDIR
-	local flavor=$1 kd=$2 log gp gf plan grc
+guest_suite() { # guest_suite FLAVOR KDIR [dropin]
+	local flavor=$1 kd=$2 mode=${3:-} log gp gf plan grc
 	log=$(mktemp /tmp/rtun-test-log.XXXXXX)
 	if [ "$flavor" != test ]; then
 		# The module must be built against the kernel it runs on.
 		make -C "$RT_TOP" KDIR="$kd" >/dev/null ||
 			{ rt_log "module build for $flavor failed"; failed=$((failed + 1)); return; }
 	fi
-	bash "$RT_TOP/scripts/run-guest.sh" --kernel "$flavor" --timeout 3600 --log "$log" \
-		"$RT_TOP/scripts/guest/tests.sh" "${guest_args[@]}"
+	bash "$RT_TOP/scripts/run-guest.sh" --kernel "$flavor" --clients --timeout 3600 --log "$log" \
+		"$RT_TOP/scripts/guest/tests.sh" ${mode:+"$mode"} "${guest_args[@]}"
 	grc=$?
 	gp=$(grep -E '^ok [0-9]+ ' "$log" | grep -vc ' # SKIP')
 	gs=$(grep -cE '^ok [0-9]+ .* # SKIP' "$log")
@@ -91,7 +95,7 @@ guest_suite() { # guest_suite FLAVOR KDIR
 	# A guest that did not finish its plan, or failed outside the tests
 	# (kernel splat, kmemleak, verdict), is one more failure.
 	if [ "${plan:-0}" = 0 ] || [ $((gp + gs + gf)) != "${plan:-0}" ]; then
-		rt_log "$flavor guest ran $((gp + gs + gf)) of ${plan:-?} planned tests"
+		rt_log "$flavor${mode:+ $mode} guest ran $((gp + gs + gf)) of ${plan:-?} planned tests"
 		failed=$((failed + 1))
 	elif [ $grc != 0 ] && [ $gf = 0 ]; then
 		failed=$((failed + 1))
@@ -101,7 +105,13 @@ guest_suite() { # guest_suite FLAVOR KDIR
 
 if [ "$built_module" = 1 ] && [ "$built_guest" = 1 ]; then
 	guest_suite test "$kdir"
+	# rust_tun as /dev/net/tun, tun.ko absent: the C tun's tests and the
+	# real clients against rust_tun.
+	guest_suite test "$kdir" dropin
 	if [ $debug = 1 ]; then
+		# The drop-in run is on the test kernel only: what it adds over
+		# the side-by-side run is the real clients (on the debug kernel
+		# their crypto and TCP under KASAN take most of CI's budget).
 		for flavor in debug nojl; do
 			fkdir=$(bash "$RT_TOP/scripts/build-kernel.sh" $flavor) && [ -d "$fkdir" ] &&
 				guest_suite $flavor "$fkdir" ||

@@ -23,8 +23,38 @@ pub(crate) trait FileOps: 'static {
     fn write_iter(data: &Self::Data, from: &mut IovIter, noblock: bool) -> Result<usize>;
     /// `poll`: the ready mask.
     fn poll(data: &Self::Data, table: &PollTable) -> u32;
-    /// `unlocked_ioctl`.
-    fn ioctl(data: ArcBorrow<'_, Self::Data>, cmd: u32, arg: usize) -> Result<isize>;
+    /// `unlocked_ioctl`, and `compat_ioctl` for 32-bit callers with
+    /// [`IoctlAbi::Compat`] (`arg` is then already a 64-bit address or the
+    /// zero-extended value: on x86_64 `compat_ptr()` is that too).
+    fn ioctl(data: ArcBorrow<'_, Self::Data>, cmd: u32, arg: usize, abi: IoctlAbi)
+        -> Result<isize>;
+    /// `show_fdinfo`: lines added to `/proc/PID/fdinfo/FD`.
+    fn show_fdinfo(data: &Self::Data, m: &mut SeqFile);
+}
+
+/// Which ABI an ioctl comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IoctlAbi {
+    /// The native 64-bit one.
+    Native,
+    /// A 32-bit caller (`compat_ioctl`).
+    Compat,
+}
+
+/// `sizeof(struct compat_ifreq)`: what tun.c copies for a 32-bit caller.
+#[cfg(CONFIG_COMPAT)]
+pub(crate) const COMPAT_IFREQ_LEN: usize = bindings::RTUN_COMPAT_IFREQ_SIZE as usize;
+
+/// A `seq_file` being written (`show_fdinfo`).
+pub(crate) struct SeqFile(*mut bindings::seq_file);
+
+impl core::fmt::Write for SeqFile {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        // SAFETY: The seq_file of the current `show` call; `seq_write`
+        // copies what fits and marks an overflow for a retry itself.
+        unsafe { bindings::seq_write(self.0, s.as_ptr().cast(), s.len()) };
+        Ok(())
+    }
 }
 
 /// The `file_operations` of a [`FileOps`], built at compile time: a
@@ -42,6 +72,9 @@ impl FileOperations {
             write_iter: Some(FopsAdapter::<T>::write_iter),
             poll: Some(FopsAdapter::<T>::poll),
             unlocked_ioctl: Some(FopsAdapter::<T>::ioctl),
+            #[cfg(CONFIG_COMPAT)]
+            compat_ioctl: Some(FopsAdapter::<T>::compat_ioctl),
+            show_fdinfo: Some(FopsAdapter::<T>::show_fdinfo),
             open: Some(FopsAdapter::<T>::open),
             release: Some(FopsAdapter::<T>::release),
             owner: this_module(),
@@ -168,28 +201,65 @@ impl<T: FileOps> FopsAdapter<T> {
     unsafe extern "C" fn ioctl(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
         // SAFETY: `open` stored an `Arc<T::Data>`, alive until `release`.
         let data = unsafe { ArcBorrow::from_raw((*file).private_data.cast::<T::Data>()) };
-        match T::ioctl(data, cmd, arg as usize) {
+        match T::ioctl(data, cmd, arg as usize, IoctlAbi::Native) {
             Ok(v) => v as c_long,
             Err(e) => e.to_errno() as c_long,
         }
     }
+
+    /// # Safety
+    ///
+    /// Called by the VFS for a 32-bit caller with an open file of `T`'s.
+    #[cfg(CONFIG_COMPAT)]
+    unsafe extern "C" fn compat_ioctl(
+        file: *mut bindings::file,
+        cmd: c_uint,
+        arg: c_ulong,
+    ) -> c_long {
+        // SAFETY: `open` stored an `Arc<T::Data>`, alive until `release`.
+        let data = unsafe { ArcBorrow::from_raw((*file).private_data.cast::<T::Data>()) };
+        // x86_64: `compat_ptr()` and `(compat_ulong_t)arg` both zero-extend
+        // the low 32 bits, which is what tun.c's compat_ioctl passes on.
+        #[cfg(not(target_arch = "x86_64"))]
+        compile_error!("compat_ptr() is the zero-extension only on x86_64");
+        match T::ioctl(data, cmd, arg as u32 as usize, IoctlAbi::Compat) {
+            Ok(v) => v as c_long,
+            Err(e) => e.to_errno() as c_long,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by procfs with a seq_file and an open file of `T`'s.
+    unsafe extern "C" fn show_fdinfo(m: *mut bindings::seq_file, file: *mut bindings::file) {
+        // SAFETY: An open file of `T`'s.
+        let data = unsafe { Self::data(file) };
+        T::show_fdinfo(data, &mut SeqFile(m));
+    }
 }
+
+/// `TUN_MINOR`: `/dev/net/tun`'s minor.
+pub(crate) const TUN_MINOR: u8 = bindings::RTUN_TUN_MINOR as u8;
 
 /// A misc device (`struct miscdevice`): a `static` of the driver's, which
 /// `misc_register` links into its list.
 pub(crate) struct MiscDevice(KernelStatic<bindings::miscdevice>);
 
 impl MiscDevice {
-    /// A misc device with a dynamic minor, named `name`, created as
-    /// `/dev/<nodename>` with `mode`, opening with `fops`.
+    /// A misc device with minor `minor` (`None`: a dynamic one), named
+    /// `name`, created as `/dev/<nodename>` with `mode`, opening with `fops`.
     pub(crate) const fn new(
+        minor: Option<u8>,
         name: &'static CStr,
         nodename: &'static CStr,
         mode: u16,
         fops: &'static FileOperations,
     ) -> Self {
         Self(KernelStatic::new(bindings::miscdevice {
-            minor: bindings::MISC_DYNAMIC_MINOR as c_int,
+            minor: match minor {
+                Some(m) => m as c_int,
+                None => bindings::MISC_DYNAMIC_MINOR as c_int,
+            },
             name: name.as_char_ptr().cast(),
             nodename: nodename.as_char_ptr().cast(),
             mode,

@@ -32,3 +32,22 @@ pub(crate) fn in_egroup(kgid: u32) -> bool {
     // SAFETY: Process context.
     unsafe { bindings::rtun_in_egroup(kgid) }
 }
+
+/// `from_kuid_munged(current_user_ns(), kuid)`: the uid as the caller's
+/// user namespace sees it (the overflow uid if unmapped).
+pub(crate) fn from_kuid_munged(kuid: u32) -> u32 {
+    // SAFETY: Process context.
+    unsafe { bindings::rtun_from_kuid_munged(kuid) }
+}
+
+/// `from_kgid_munged(current_user_ns(), kgid)`.
+pub(crate) fn from_kgid_munged(kgid: u32) -> u32 {
+    // SAFETY: Process context.
+    unsafe { bindings::rtun_from_kgid_munged(kgid) }
+}
+
+/// `capable(CAP_NET_ADMIN)`, in the initial user namespace.
+pub(crate) fn capable_net_admin() -> bool {
+    // SAFETY: Process context.
+    unsafe { bindings::rtun_capable_net_admin() }
+}

@@ -122,6 +122,22 @@ c_fields! {
     NETDEV_FLAGS: bindings::net_device => u32 = RTUN_NETDEV_FLAGS, RTUN_NETDEV_FLAGS_SIZE;
     NETDEV_REG_STATE: bindings::net_device => u8 = RTUN_NETDEV_REG_STATE, RTUN_NETDEV_REG_STATE_SIZE;
     NETDEV_NAME: bindings::net_device => [u8; 16] = RTUN_NETDEV_NAME, RTUN_NETDEV_NAME_SIZE;
+    NETDEV_TYPE: bindings::net_device => u16 = RTUN_NETDEV_TYPE, RTUN_NETDEV_TYPE_SIZE;
+    NETDEV_ADDR_LEN: bindings::net_device => u8 = RTUN_NETDEV_ADDR_LEN, RTUN_NETDEV_ADDR_LEN_SIZE;
+    NETDEV_IFINDEX: bindings::net_device => i32 = RTUN_NETDEV_IFINDEX, RTUN_NETDEV_IFINDEX_SIZE;
+    NETDEV_FEATURES: bindings::net_device => u64 = RTUN_NETDEV_FEATURES, RTUN_NETDEV_FEATURES_SIZE;
+    NETDEV_HW_FEATURES: bindings::net_device => u64 = RTUN_NETDEV_HW_FEATURES, RTUN_NETDEV_HW_FEATURES_SIZE;
+    NETDEV_WANTED_FEATURES: bindings::net_device => u64 =
+        RTUN_NETDEV_WANTED_FEATURES, RTUN_NETDEV_WANTED_FEATURES_SIZE;
+    NETDEV_VLAN_FEATURES: bindings::net_device => u64 = RTUN_NETDEV_VLAN_FEATURES, RTUN_NETDEV_VLAN_FEATURES_SIZE;
+    SOCK_FILTER: bindings::sock => *const c_void = RTUN_SOCK_FILTER, RTUN_SOCK_FILTER_SIZE;
+    SOCK_WQ: bindings::sock => *mut bindings::wait_queue_head = RTUN_SOCK_WQ, RTUN_SOCK_WQ_SIZE;
+    SOCK_SNDBUF: bindings::sock => i32 = RTUN_SOCK_SNDBUF, RTUN_SOCK_SNDBUF_SIZE;
+    SOCK_WMEM_ALLOC: bindings::sock => i32 = RTUN_SOCK_WMEM_ALLOC, RTUN_SOCK_WMEM_ALLOC_SIZE;
+    SKB_VLAN_ALL: bindings::sk_buff => u32 = RTUN_SKB_VLAN_ALL, RTUN_SKB_VLAN_ALL_SIZE;
+    // `__be16`, kept in network byte order.
+    SKB_VLAN_PROTO: bindings::sk_buff => u16 = RTUN_SKB_VLAN_PROTO, RTUN_SKB_VLAN_PROTO_SIZE;
+    SKB_VLAN_TCI: bindings::sk_buff => u16 = RTUN_SKB_VLAN_TCI, RTUN_SKB_VLAN_TCI_SIZE;
     NETDEV_PRIV: bindings::net_device => u8 = RTUN_NETDEV_PRIV, RTUN_NETDEV_PRIV_SIZE;
     PCPU_HOT_CPU_NUMBER: bindings::pcpu_hot => u32 = RTUN_PCPU_HOT_CPU_NUMBER, RTUN_PCPU_HOT_CPU_NUMBER_SIZE;
     NET_HOTDATA_RPS_SOCK_FLOW_TABLE: bindings::net_hotdata => *mut bindings::rps_sock_flow_table =
@@ -325,6 +341,18 @@ pub(super) unsafe fn copy_from_iter_full(
     false
 }
 
+/// `copy_to_iter()` (include/linux/uio.h): `_copy_to_iter()`. Same as C
+/// with `!CONFIG_HARDENED_USERCOPY`, as `copy_from_iter_full()` above.
+///
+/// # Safety
+///
+/// `buf` is valid for `len` bytes of reads, `i` a live iterator.
+#[inline(always)]
+pub(super) unsafe fn copy_to_iter(buf: *const u8, len: usize, i: *mut bindings::iov_iter) -> usize {
+    // SAFETY: As the caller guarantees.
+    unsafe { bindings::_copy_to_iter(buf.cast(), len, i) }
+}
+
 /// `jiffies` (include/linux/jiffies.h): a volatile read of the exported
 /// counter, as C's. Same in every configuration.
 #[inline(always)]
@@ -444,6 +472,44 @@ pub(super) unsafe fn waitqueue_active(wq: *mut bindings::wait_queue_head) -> boo
         let list = WQ_HEAD_NEXT.ptr(wq).cast::<c_void>();
         WQ_HEAD_NEXT.read_once(wq) != list
     }
+}
+
+/// `sock_writeable()` (include/net/sock.h): `refcount_read(&sk->sk_wmem_alloc)
+/// < (READ_ONCE(sk->sk_sndbuf) >> 1)`. Same as C in every configuration.
+///
+/// # Safety
+///
+/// `sk` is a live socket.
+#[inline(always)]
+pub(super) unsafe fn sock_writeable(sk: *const bindings::sock) -> bool {
+    // SAFETY: As the caller guarantees; `refcount_read()` is an atomic
+    // read, as a volatile read of the int is on x86_64.
+    unsafe { SOCK_WMEM_ALLOC.read_once(sk) < (SOCK_SNDBUF.read_once(sk) >> 1) }
+}
+
+/// `sk_sleep()` (include/net/sock.h): `&rcu_dereference_raw(sk->sk_wq)->wait`,
+/// `wait` being `socket_wq`'s first field (checked in `bindings_helper.h`).
+/// Same as C in every configuration.
+///
+/// # Safety
+///
+/// `sk` is a live socket with a `struct socket`.
+#[inline(always)]
+pub(super) unsafe fn sk_sleep(sk: *const bindings::sock) -> *mut bindings::wait_queue_head {
+    // SAFETY: As the caller guarantees.
+    unsafe { SOCK_WQ.read_once(sk) }
+}
+
+/// `skb_vlan_tag_present()` (include/linux/if_vlan.h): `skb->vlan_all != 0`.
+/// Same as C in every configuration.
+///
+/// # Safety
+///
+/// `skb` is a live skb.
+#[inline(always)]
+pub(super) unsafe fn skb_vlan_tag_present(skb: *const bindings::sk_buff) -> bool {
+    // SAFETY: As the caller guarantees.
+    unsafe { SKB_VLAN_ALL.read(skb) != 0 }
 }
 
 /// `rcu_dereference(net_hotdata.rps_sock_flow_table)` (include/net/rps.h).

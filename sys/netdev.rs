@@ -159,6 +159,82 @@ impl<P> NetDevice<P> {
         unsafe { bindings::rtun_dev_net_inum(self.as_ptr()) }
     }
 
+    /// `TUNGETDEVNETNS`: a new file descriptor for the device's network
+    /// namespace, if the caller has `CAP_NET_ADMIN` there (else `EPERM`).
+    pub(crate) fn open_netns(&self, _rtnl: &Rtnl<'_>) -> Result<isize> {
+        // SAFETY: Valid device; its namespace is stable under rtnl and
+        // alive while the device is in it.
+        open_netns(unsafe { bindings::rtun_dev_net(self.as_ptr()) })
+    }
+
+    /// Replaces the bits of `mask` in `dev->wanted_features` by `features`
+    /// and lets the core recompute the device's features
+    /// (`netdev_update_features()`, which asks `ndo_fix_features`).
+    pub(crate) fn update_wanted_features(&self, mask: u64, features: u64, _rtnl: &mut Rtnl<'_>) {
+        // SAFETY: rtnl held; a registered device.
+        unsafe {
+            let w = inline::NETDEV_WANTED_FEATURES.read(self.as_ptr());
+            inline::NETDEV_WANTED_FEATURES.write(self.as_ptr(), (w & !mask) | features);
+            bindings::netdev_update_features(self.as_ptr());
+        }
+    }
+
+    /// `TUNSETLINK` on a down device: asks the notifier chain
+    /// (`NETDEV_PRE_TYPE_CHANGE`, whose veto is the errno), sets
+    /// `dev->type` and `dev->addr_len`, tells the chain
+    /// (`NETDEV_POST_TYPE_CHANGE`).
+    pub(crate) fn change_type(&self, type_: u16, addr_len: u8, _rtnl: &mut Rtnl<'_>) -> Result {
+        // SAFETY: rtnl held (the token), a registered device.
+        unsafe {
+            let ret = bindings::call_netdevice_notifiers(
+                bindings::RTUN_NETDEV_PRE_TYPE_CHANGE,
+                self.as_ptr(),
+            );
+            to_result(bindings::rtun_notifier_to_errno(ret))?;
+            inline::NETDEV_TYPE.write(self.as_ptr(), type_);
+            inline::NETDEV_ADDR_LEN.write(self.as_ptr(), addr_len);
+            bindings::call_netdevice_notifiers(
+                bindings::RTUN_NETDEV_POST_TYPE_CHANGE,
+                self.as_ptr(),
+            );
+        }
+        Ok(())
+    }
+
+    /// `SIOCGIFHWADDR`: `dev_get_mac_address()` into the `sockaddr` of an
+    /// `ifreq` (`ifr_hwaddr`, 16 bytes after the name).
+    pub(crate) fn get_mac_address(&self, sa: &mut [u8; SOCKADDR_LEN], _rtnl: &Rtnl<'_>) -> Result {
+        let mut addr = bindings::sockaddr::default();
+        let name = self.name();
+        // SAFETY: rtnl held; `addr` is writable; `name` is NUL-terminated
+        // (IFNAMSIZ with its last byte 0); the device's namespace is live.
+        to_result(unsafe {
+            bindings::dev_get_mac_address(
+                &mut addr,
+                bindings::rtun_dev_net(self.as_ptr()),
+                name.as_ptr().cast_mut().cast(),
+            )
+        })?;
+        // SAFETY: `sockaddr` is plain data of this size.
+        *sa = unsafe { core::mem::transmute_copy::<bindings::sockaddr, [u8; SOCKADDR_LEN]>(&addr) };
+        Ok(())
+    }
+
+    /// `SIOCSIFHWADDR`: `dev_set_mac_address_user()` from a `sockaddr`.
+    pub(crate) fn set_mac_address_user(
+        &self,
+        sa: &[u8; SOCKADDR_LEN],
+        _rtnl: &mut Rtnl<'_>,
+    ) -> Result {
+        // SAFETY: `sockaddr` is plain data of this size; any bytes will do.
+        let mut addr =
+            unsafe { core::mem::transmute_copy::<[u8; SOCKADDR_LEN], bindings::sockaddr>(sa) };
+        // SAFETY: rtnl held, registered device, `addr` valid for the call.
+        to_result(unsafe {
+            bindings::dev_set_mac_address_user(self.as_ptr(), &mut addr, ptr::null_mut())
+        })
+    }
+
     /// `txq_trans_cond_update()` of transmit queue `txq`: lockless
     /// transmit (`dev->lltx`) updates `trans_start` itself.
     #[inline(always)]
@@ -199,6 +275,9 @@ impl<P> NetDevice<P> {
         Some(Ok(unsafe { NetDevice::from_raw(p) }))
     }
 }
+
+/// `sizeof(struct sockaddr)`.
+pub(crate) const SOCKADDR_LEN: usize = core::mem::size_of::<bindings::sockaddr>();
 
 /// A counted reference to a device (`dev_hold`/`dev_put`).
 ///
@@ -295,6 +374,38 @@ pub(crate) trait NetDriver: 'static {
     const TX_QUEUE_LEN: u32;
     /// `ethtool_ops.get_drvinfo`.
     fn drvinfo(dev: &NetDevice<Self::Priv>) -> DrvInfo;
+    /// `ethtool_ops.get_msglevel`.
+    fn msglevel(dev: &NetDevice<Self::Priv>) -> u32;
+    /// `ethtool_ops.set_msglevel`.
+    fn set_msglevel(dev: &NetDevice<Self::Priv>, level: u32);
+    /// `rtnl_link_ops.get_size`: the most [`NetDriver::fill_info`] puts.
+    fn get_size(dev: &NetDevice<Self::Priv>) -> usize;
+    /// `rtnl_link_ops.fill_info`: the driver's `IFLA_INFO_DATA` attributes.
+    fn fill_info(dev: &NetDevice<Self::Priv>, msg: &mut NlMsg) -> Result;
+}
+
+/// `nla_total_size()`: an attribute's size with header and padding.
+pub(crate) const fn nla_total_size(payload: usize) -> usize {
+    (4 + payload + 3) & !3
+}
+
+/// The message `rtnl_link_ops.fill_info` adds attributes to.
+pub(crate) struct NlMsg(*mut bindings::sk_buff);
+
+impl NlMsg {
+    /// `nla_put_u8()`; `EMSGSIZE` when the message is full.
+    pub(crate) fn put_u8(&mut self, attr: u32, v: u8) -> Result {
+        // SAFETY: The message skb of the fill_info call.
+        to_result(unsafe { bindings::rtun_nla_put_u8(self.0, attr as c_int, v) })
+            .map_err(|_| errno::EMSGSIZE())
+    }
+
+    /// `nla_put_u32()`; `EMSGSIZE` when the message is full.
+    pub(crate) fn put_u32(&mut self, attr: u32, v: u32) -> Result {
+        // SAFETY: The message skb of the fill_info call.
+        to_result(unsafe { bindings::rtun_nla_put_u32(self.0, attr as c_int, v) })
+            .map_err(|_| errno::EMSGSIZE())
+    }
 }
 
 /// The `rtnl_link_ops` of a driver (`kind`, set-up, private size), built
@@ -315,6 +426,8 @@ impl<P> LinkOps<P> {
                 priv_size: core::mem::size_of::<P>(),
                 setup: Some(setup::<D>),
                 validate: Some(refuse_newlink),
+                get_size: Some(link_get_size::<D>),
+                fill_info: Some(link_fill_info::<D>),
                 ..zeroed()
             }),
             PhantomData,
@@ -350,6 +463,31 @@ unsafe extern "C" fn setup<D: NetDriver>(dev: *mut bindings::net_device) {
     }
 }
 
+/// `rtnl_link_ops.get_size`.
+///
+/// # Safety
+///
+/// Called by rtnetlink, under rtnl, on a device of `D`'s (its link ops).
+unsafe extern "C" fn link_get_size<D: NetDriver>(dev: *const bindings::net_device) -> usize {
+    // SAFETY: A registered device of `D`'s.
+    D::get_size(unsafe { NetDevice::from_raw(dev.cast_mut()) })
+}
+
+/// `rtnl_link_ops.fill_info`.
+///
+/// # Safety
+///
+/// Called by rtnetlink, under rtnl, on a device of `D`'s with the message
+/// being built.
+unsafe extern "C" fn link_fill_info<D: NetDriver>(
+    skb: *mut bindings::sk_buff,
+    dev: *const bindings::net_device,
+) -> c_int {
+    // SAFETY: A registered device of `D`'s; `skb` is the message.
+    let dev = unsafe { NetDevice::from_raw(dev.cast_mut()) };
+    from_result(|| D::fill_info(dev, &mut NlMsg(skb)).map(|()| 0))
+}
+
 /// `rtnl_link_ops.validate`: creation through rtnetlink is not supported.
 ///
 /// # Safety
@@ -369,9 +507,27 @@ struct EthtoolTable<D>(PhantomData<D>);
 impl<D: NetDriver> EthtoolTable<D> {
     const OPS: bindings::ethtool_ops = bindings::ethtool_ops {
         get_drvinfo: Some(Self::get_drvinfo),
+        get_msglevel: Some(Self::get_msglevel),
+        set_msglevel: Some(Self::set_msglevel),
         get_link: Some(bindings::ethtool_op_get_link),
         ..zeroed()
     };
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core on a device of `D`'s.
+    unsafe extern "C" fn get_msglevel(dev: *mut bindings::net_device) -> u32 {
+        // SAFETY: A device of `D`'s.
+        D::msglevel(unsafe { NetDevice::from_raw(dev) })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core, under rtnl, on a device of `D`'s.
+    unsafe extern "C" fn set_msglevel(dev: *mut bindings::net_device, level: u32) {
+        // SAFETY: A device of `D`'s.
+        D::set_msglevel(unsafe { NetDevice::from_raw(dev) }, level)
+    }
 
     /// `ethtool_ops.get_drvinfo`.
     ///
@@ -462,6 +618,11 @@ pub(crate) trait NetDevOps: 'static {
     fn select_queue(dev: &NetDevice<Self::Priv>, skb: &SkBuff) -> u16;
     /// `ndo_get_stats64`.
     fn get_stats64(dev: &NetDevice<Self::Priv>) -> Stats64;
+    /// `ndo_change_carrier`, under rtnl (`ip link set DEV carrier on|off`).
+    fn change_carrier(dev: &NetDevice<Self::Priv>, on: bool) -> Result;
+    /// `ndo_fix_features`, under rtnl: the features the device may have of
+    /// `features` (a `netdev_features_t`).
+    fn fix_features(dev: &NetDevice<Self::Priv>, features: u64) -> u64;
 }
 
 /// A `net_device_ops` table for devices holding a `P`, built at compile
@@ -482,6 +643,8 @@ impl<P> DevOps<P> {
             ndo_start_xmit: Some(Adapter::<T>::start_xmit),
             ndo_select_queue: Some(Adapter::<T>::select_queue),
             ndo_get_stats64: Some(Adapter::<T>::get_stats64),
+            ndo_change_carrier: Some(Adapter::<T>::change_carrier),
+            ndo_fix_features: Some(Adapter::<T>::fix_features),
             ..zeroed()
         };
         if ether {
@@ -574,6 +737,22 @@ impl<T: NetDevOps> Adapter<T> {
             )
         };
         T::select_queue(dev, &skb)
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core, under rtnl, on a registered device of `T`'s.
+    unsafe extern "C" fn change_carrier(dev: *mut bindings::net_device, on: bool) -> c_int {
+        // SAFETY: A registered device of `T`'s.
+        from_result(|| T::change_carrier(unsafe { NetDevice::from_raw(dev) }, on).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core, under rtnl, on a device of `T`'s.
+    unsafe extern "C" fn fix_features(dev: *mut bindings::net_device, features: u64) -> u64 {
+        // SAFETY: A device of `T`'s.
+        T::fix_features(unsafe { NetDevice::from_raw(dev) }, features)
     }
 
     /// # Safety
@@ -692,6 +871,39 @@ impl<P: Sync> NetDeviceBuilder<P> {
         }
     }
 
+    /// The device's offload features: what it may have (`hw_features`),
+    /// what it starts with (`features`, `wanted_features` follow at
+    /// registration) and what VLAN devices on it inherit.
+    pub(crate) fn set_features(&mut self, hw: u64, features: u64, vlan: u64) {
+        // SAFETY: We own the unregistered device.
+        unsafe {
+            inline::NETDEV_HW_FEATURES.write(self.dev(), hw);
+            inline::NETDEV_FEATURES.write(self.dev(), features);
+            inline::NETDEV_VLAN_FEATURES.write(self.dev(), vlan);
+        }
+    }
+
+    /// `dev->ifindex`: the index `TUNSETIFINDEX` asked for (0: any).
+    pub(crate) fn set_ifindex(&mut self, ifindex: i32) {
+        // SAFETY: We own the unregistered device.
+        unsafe { inline::NETDEV_IFINDEX.write(self.dev(), ifindex) };
+    }
+
+    /// The device's own sysfs attributes (`dev->sysfs_groups[0]`), for
+    /// devices holding a `P`.
+    pub(crate) fn set_sysfs_group(&mut self, group: &'static AttrGroup<P>) {
+        // SAFETY: We own the unregistered device; the group is static and
+        // its `show`s expect devices holding a `P`.
+        unsafe { bindings::rtun_netdev_set_sysfs_group(self.dev(), group.as_ptr()) };
+    }
+
+    /// `ip_tunnel_header_ops` (tun.c's TUN devices): `AF_PACKET` senders'
+    /// packets get their protocol from the IP version.
+    pub(crate) fn ip_tunnel_header_ops(&mut self) {
+        // SAFETY: We own the unregistered device.
+        unsafe { bindings::rtun_netdev_set_ip_tunnel_header_ops(self.dev()) };
+    }
+
     /// The MTU range: `min`, and `max_frame` less the link header.
     pub(crate) fn set_mtu_range(&mut self, min: u32, max_frame: u32) {
         let dev = self.dev();
@@ -761,7 +973,7 @@ unsafe extern "C" fn free_priv<P>(dev: *mut bindings::net_device) {
 /// # Invariants
 ///
 /// Owns one reference to the namespace.
-pub(crate) struct NetNs(NonNull<bindings::net>);
+pub(crate) struct NetNs(pub(super) NonNull<bindings::net>);
 
 // SAFETY: Namespace references can move between threads.
 unsafe impl Send for NetNs {}

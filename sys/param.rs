@@ -8,3 +8,9 @@ pub(crate) fn param_unguarded() -> bool {
     // SAFETY: Reads a module parameter with READ_ONCE.
     unsafe { crate::bindings::rtun_param_unguarded() }
 }
+
+/// The `dropin` parameter (read-only after load).
+pub(crate) fn param_dropin() -> bool {
+    // SAFETY: Reads a module parameter with READ_ONCE.
+    unsafe { crate::bindings::rtun_param_dropin() }
+}

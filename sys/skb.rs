@@ -43,7 +43,7 @@ impl IovIter {
     /// `copy_to_iter()` of all of `buf`, or `EFAULT`.
     pub(crate) fn copy_to(&mut self, buf: &[u8]) -> Result {
         // SAFETY: `buf` is valid for `buf.len()` bytes of reads.
-        let n = unsafe { bindings::rtun_copy_to_iter(buf.as_ptr().cast(), buf.len(), self.0) };
+        let n = unsafe { inline::copy_to_iter(buf.as_ptr(), buf.len(), self.0) };
         if n == buf.len() {
             Ok(())
         } else {
@@ -51,13 +51,20 @@ impl IovIter {
         }
     }
 
-    /// `skb_copy_datagram_iter()`: `len` bytes of `skb` from offset 0;
+    /// `iov_iter_advance()`: skips `n` bytes.
+    pub(crate) fn advance(&mut self, n: usize) {
+        // SAFETY: A valid iterator; advancing past its end stops at it.
+        unsafe { bindings::iov_iter_advance(self.0, n) }
+    }
+
+    /// `skb_copy_datagram_iter()`: `len` bytes of `skb` from `offset`;
     /// `EFAULT` if user memory faults.
-    pub(crate) fn copy_skb(&mut self, skb: &SkBuff, len: u32) -> Result {
-        // SAFETY: `skb` is a valid skb we own; `len <= skb.len()` is
-        // checked by `skb_copy_datagram_iter` itself.
-        let err =
-            unsafe { bindings::skb_copy_datagram_iter(skb.0.as_ptr(), 0, self.0, len as c_int) };
+    pub(crate) fn copy_skb(&mut self, skb: &SkBuff, offset: u32, len: u32) -> Result {
+        // SAFETY: `skb` is a valid skb we own; `offset + len <= skb.len()`
+        // is checked by `skb_copy_datagram_iter` itself.
+        let err = unsafe {
+            bindings::skb_copy_datagram_iter(skb.0.as_ptr(), offset as c_int, self.0, len as c_int)
+        };
         if err == 0 {
             Ok(())
         } else {
@@ -68,6 +75,65 @@ impl IovIter {
 
 // ---------------------------------------------------------------------------
 // sk_buff.
+
+/// A `struct virtio_net_hdr` (10 bytes, the legacy header every vnet
+/// header size begins with), in the device's byte order.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct VnetHdr(bindings::virtio_net_hdr);
+
+/// `sizeof(struct virtio_net_hdr)`.
+pub(crate) const VNET_HDR_LEN: usize = core::mem::size_of::<bindings::virtio_net_hdr>();
+const _: () = assert!(VNET_HDR_LEN == 10);
+
+/// `VIRTIO_NET_HDR_F_NEEDS_CSUM`.
+pub(crate) const VNET_F_NEEDS_CSUM: u8 = bindings::VIRTIO_NET_HDR_F_NEEDS_CSUM as u8;
+
+impl VnetHdr {
+    /// From the bytes user space wrote.
+    pub(crate) fn from_bytes(b: &[u8; VNET_HDR_LEN]) -> Self {
+        // SAFETY: `virtio_net_hdr` is plain integers of this size.
+        Self(unsafe {
+            core::mem::transmute_copy::<[u8; VNET_HDR_LEN], bindings::virtio_net_hdr>(b)
+        })
+    }
+
+    /// The bytes for the reader.
+    pub(crate) fn to_bytes(self) -> [u8; VNET_HDR_LEN] {
+        // SAFETY: As above, no padding.
+        unsafe {
+            core::mem::transmute_copy::<bindings::virtio_net_hdr, [u8; VNET_HDR_LEN]>(&self.0)
+        }
+    }
+
+    /// `flags`.
+    pub(crate) fn flags(&self) -> u8 {
+        self.0.flags
+    }
+
+    /// `hdr_len`, `csum_start`, `csum_offset` (little-endian: x86_64, and
+    /// tun's legacy header is little-endian there with or without
+    /// `TUNSETVNETLE`).
+    pub(crate) fn hdr_len(&self) -> u16 {
+        u16::from_le(self.0.hdr_len)
+    }
+
+    pub(crate) fn set_hdr_len(&mut self, v: u16) {
+        self.0.hdr_len = v.to_le();
+    }
+
+    pub(crate) fn csum_start(&self) -> u16 {
+        u16::from_le(self.0.csum_start)
+    }
+
+    pub(crate) fn csum_offset(&self) -> u16 {
+        u16::from_le(self.0.csum_offset)
+    }
+}
+
+#[cfg(not(target_endian = "little"))]
+compile_error!(
+    "the vnet header's byte order assumes a little-endian host (no CONFIG_TUN_VNET_CROSS_LE)"
+);
 
 /// An owned `struct sk_buff`: freed with `kfree_skb` (a drop) unless handed
 /// on ([`SkBuff::netif_receive_skb`], [`SkBuff::consume`], a ring).
@@ -98,52 +164,8 @@ impl SkBuff {
         core::mem::ManuallyDrop::new(self).0.as_ptr()
     }
 
-    fn as_ptr(&self) -> *mut bindings::sk_buff {
+    pub(super) fn as_ptr(&self) -> *mut bindings::sk_buff {
         self.0.as_ptr()
-    }
-
-    /// `tun_alloc_skb()`: an skb for a `len`-byte write, `prepad` bytes of
-    /// headroom, built as tun.c builds it (`sock_alloc_send_pskb()`, which
-    /// is `alloc_skb_with_frags()` with the socket's `GFP_KERNEL`): all
-    /// linear under a page, else `linear` bytes in the head and the rest in
-    /// page fragments of up to `PAGE_ALLOC_COSTLY_ORDER`, so a large write
-    /// needs no high-order allocation. May sleep.
-    pub(crate) fn alloc_for_write(prepad: usize, len: usize, linear: usize) -> Result<Unfilled> {
-        let page = bindings::RTUN_PAGE_SIZE as usize;
-        let max_frags = bindings::RTUN_MAX_SKB_FRAGS as usize
-            * (page << bindings::RTUN_PAGE_ALLOC_COSTLY_ORDER);
-        let mut linear = if prepad + len < page {
-            len
-        } else {
-            linear.min(len)
-        };
-        if len - linear > max_frags {
-            linear = len - max_frags;
-        }
-        let mut err: c_int = 0;
-        // SAFETY: Plain allocation; `err` is valid for writes.
-        let p = unsafe {
-            bindings::alloc_skb_with_frags(
-                (prepad + linear) as c_ulong,
-                (len - linear) as c_ulong,
-                bindings::RTUN_PAGE_ALLOC_COSTLY_ORDER as c_int,
-                &mut err,
-                bindings::RTUN_GFP_KERNEL,
-            )
-        };
-        let p = NonNull::new(p).ok_or_else(|| Error::from_errno(err))?;
-        // SAFETY: A fresh skb with `prepad + linear` bytes of head room and
-        // `len - linear` bytes of page fragments: reserve the pad, claim the
-        // linear part, account the fragments (the tail of
-        // `tun_alloc_skb()`).
-        unsafe {
-            bindings::rtun_skb_reserve(p.as_ptr(), prepad as c_int);
-            bindings::skb_put(p.as_ptr(), linear as c_uint);
-            inline::SKB_DATA_LEN.write(p.as_ptr(), (len - linear) as u32);
-            inline::SKB_LEN.write(p.as_ptr(), len as u32);
-        }
-        // INVARIANT: Ours alone; not filled yet, hence `Unfilled`.
-        Ok(Unfilled(p))
     }
 
     /// `skb->len`.
@@ -199,6 +221,55 @@ impl SkBuff {
         unsafe { bindings::rtun_pskb_may_pull(self.as_ptr(), len) }
     }
 
+    /// `virtio_net_hdr_to_skb()`: applies a writer's vnet header (checksum
+    /// offload, GSO type and size), checked as the kernel checks it;
+    /// `EINVAL` for a header it rejects.
+    pub(crate) fn vnet_hdr_to_skb(&mut self, hdr: &VnetHdr) -> Result {
+        // SAFETY: An skb we own, filled; `hdr` is a valid header.
+        let r = unsafe { bindings::rtun_virtio_net_hdr_to_skb(self.as_ptr(), &hdr.0, true) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(EINVAL)
+        }
+    }
+
+    /// `virtio_net_hdr_from_skb()` with `has_data_valid`: the vnet header
+    /// describing this skb to a reader (`vlan_hlen`: a VLAN tag the copy
+    /// inserts); `EINVAL` for a GSO type the header cannot express.
+    pub(crate) fn vnet_hdr_from_skb(&self, vlan_hlen: u16) -> Result<VnetHdr> {
+        let mut h = VnetHdr::default();
+        // SAFETY: A valid skb; `h` is writable.
+        let r = unsafe {
+            bindings::rtun_virtio_net_hdr_from_skb(
+                self.as_ptr(),
+                &mut h.0,
+                true,
+                true,
+                c_int::from(vlan_hlen),
+            )
+        };
+        if r == 0 {
+            Ok(h)
+        } else {
+            Err(EINVAL)
+        }
+    }
+
+    /// The skb's VLAN tag kept out of band (`skb_vlan_tag_present()`):
+    /// its protocol (network byte order) and TCI.
+    pub(crate) fn vlan_tag(&self) -> Option<(u16, u16)> {
+        // SAFETY: A valid skb.
+        unsafe {
+            inline::skb_vlan_tag_present(self.as_ptr()).then(|| {
+                (
+                    inline::SKB_VLAN_PROTO.read(self.as_ptr()),
+                    inline::SKB_VLAN_TCI.read(self.as_ptr()),
+                )
+            })
+        }
+    }
+
     /// The first byte of the packet data, if any is linear.
     pub(crate) fn first_byte(&self) -> Option<u8> {
         // SAFETY: A valid skb; `skb_headlen() = len - data_len` bytes at
@@ -207,6 +278,21 @@ impl SkBuff {
             let len = inline::SKB_LEN.read(self.as_ptr());
             let data_len = inline::SKB_DATA_LEN.read(self.as_ptr());
             (len != data_len).then(|| ptr::read(inline::SKB_DATA.read(self.as_ptr())))
+        }
+    }
+
+    /// The first `N` bytes of the packet data, if that many are linear
+    /// (a TAP frame's destination address: tun.c's `run_filter()` reads
+    /// `skb->data`).
+    pub(crate) fn head<const N: usize>(&self) -> Option<[u8; N]> {
+        // SAFETY: A valid skb; `skb_headlen()` bytes at `data` are
+        // initialised, and we read `N` only if that many are there.
+        unsafe {
+            let len = inline::SKB_LEN.read(self.as_ptr());
+            let data_len = inline::SKB_DATA_LEN.read(self.as_ptr());
+            ((len - data_len) as usize >= N).then(|| {
+                ptr::read_unaligned(inline::SKB_DATA.read(self.as_ptr()).cast::<[u8; N]>())
+            })
         }
     }
 
@@ -321,7 +407,7 @@ impl Drop for SkBuff {
     }
 }
 
-/// An skb from [`SkBuff::alloc_for_write`] whose bytes are not written yet:
+/// An skb from [`Sock::alloc_send_skb`] whose bytes are not written yet:
 /// no safe code sees them until [`Unfilled::copy_from_iter`] has.
 ///
 /// # Invariants
@@ -330,6 +416,31 @@ impl Drop for SkBuff {
 pub(crate) struct Unfilled(NonNull<bindings::sk_buff>);
 
 impl Unfilled {
+    /// Claims a fresh skb from `sock_alloc_send_pskb()` with `prepad +
+    /// linear` bytes of head room and `len - linear` bytes of page
+    /// fragments: reserves the pad, claims the linear part, accounts the
+    /// fragments (the tail of tun.c's `tun_alloc_skb()`).
+    ///
+    /// # Safety
+    ///
+    /// `p` is such an skb, and the caller's alone.
+    pub(super) unsafe fn claim(
+        p: NonNull<bindings::sk_buff>,
+        prepad: usize,
+        len: usize,
+        linear: usize,
+    ) -> Self {
+        // SAFETY: As the caller guarantees.
+        unsafe {
+            bindings::rtun_skb_reserve(p.as_ptr(), prepad as c_int);
+            bindings::skb_put(p.as_ptr(), linear as c_uint);
+            inline::SKB_DATA_LEN.write(p.as_ptr(), (len - linear) as u32);
+            inline::SKB_LEN.write(p.as_ptr(), len as u32);
+        }
+        // INVARIANT: Ours alone; not filled yet.
+        Self(p)
+    }
+
     /// `skb_copy_datagram_from_iter()` of the whole packet: the skb, now
     /// filled, or `EFAULT` (the skb is dropped).
     pub(crate) fn copy_from_iter(self, from: &mut IovIter) -> Result<SkBuff> {

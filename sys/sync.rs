@@ -457,6 +457,7 @@ impl<T> Drop for OncePin<T> {
 
 /// A `wait_queue_head` that readers sleep on and `poll` registers with.
 #[pin_data]
+#[repr(transparent)]
 pub(crate) struct WaitQueue {
     #[pin]
     head: Opaque<bindings::wait_queue_head>,

@@ -436,25 +436,25 @@ fn step(w: &Mutex<World>, node: &str, rng: &mut Rng) -> (String, Result<i64, i32
                 5 => ("TUNGETFEATURES".into(), ioctl_ptr(fd, TUNGETFEATURES, &mut int).map(|_| i64::from(int)), true),
                 6 => {
                     int = i32::MAX;
-                    ("TUNSETSNDBUF".into(), ioctl_ptr(fd, TUNSETSNDBUF, &mut int).map(i64::from), true)
+                    ("TUNSETSNDBUF".into(), ioctl_ptr(fd, TUNSETSNDBUF, &mut int).map(i64::from), false)
                 }
-                7 => ("TUNGETSNDBUF".into(), ioctl_ptr(fd, TUNGETSNDBUF, &mut int).map(|_| i64::from(int)), true),
-                8 => ("TUNSETOFFLOAD 0".into(), ioctl_val(fd, TUNSETOFFLOAD, 0).map(i64::from), true),
-                9 => ("TUNGETVNETHDRSZ".into(), ioctl_ptr(fd, TUNGETVNETHDRSZ, &mut int).map(|_| i64::from(int)), true),
+                7 => ("TUNGETSNDBUF".into(), ioctl_ptr(fd, TUNGETSNDBUF, &mut int).map(|_| i64::from(int)), false),
+                8 => ("TUNSETOFFLOAD 0".into(), ioctl_val(fd, TUNSETOFFLOAD, 0).map(i64::from), false),
+                9 => ("TUNGETVNETHDRSZ".into(), ioctl_ptr(fd, TUNGETVNETHDRSZ, &mut int).map(|_| i64::from(int)), false),
                 10 => {
                     int = 10;
-                    ("TUNSETVNETHDRSZ 10".into(), ioctl_ptr(fd, TUNSETVNETHDRSZ, &mut int).map(i64::from), true)
+                    ("TUNSETVNETHDRSZ 10".into(), ioctl_ptr(fd, TUNSETVNETHDRSZ, &mut int).map(i64::from), false)
                 }
                 11 => {
                     // struct tun_filter { flags, count } = accept everything.
                     let mut f = [0u16; 2];
-                    ("TUNSETTXFILTER none".into(), ioctl_ptr(fd, TUNSETTXFILTER, f.as_mut_ptr()).map(i64::from), true)
+                    ("TUNSETTXFILTER none".into(), ioctl_ptr(fd, TUNSETTXFILTER, f.as_mut_ptr()).map(i64::from), false)
                 }
-                12 => ("TUNSETNOCSUM 0".into(), ioctl_val(fd, TUNSETNOCSUM, 0).map(i64::from), true),
-                13 => ("TUNSETDEBUG 0".into(), ioctl_val(fd, TUNSETDEBUG, 0).map(i64::from), true),
+                12 => ("TUNSETNOCSUM 0".into(), ioctl_val(fd, TUNSETNOCSUM, 0).map(i64::from), false),
+                13 => ("TUNSETDEBUG 0".into(), ioctl_val(fd, TUNSETDEBUG, 0).map(i64::from), false),
                 14 => {
                     int = 1;
-                    ("TUNSETCARRIER 1".into(), ioctl_ptr(fd, TUNSETCARRIER, &mut int).map(i64::from), true)
+                    ("TUNSETCARRIER 1".into(), ioctl_ptr(fd, TUNSETCARRIER, &mut int).map(i64::from), false)
                 }
                 15 => {
                     let r = ioctl_val(fd, TUNGETDEVNETNS, 0);
@@ -462,18 +462,18 @@ fn step(w: &Mutex<World>, node: &str, rng: &mut Rng) -> (String, Result<i64, i32
                         // SAFETY: The namespace fd it returned.
                         unsafe { libc::close(nsfd) };
                     }
-                    ("TUNGETDEVNETNS".into(), r.map(|_| 0), true)
+                    ("TUNGETDEVNETNS".into(), r.map(|_| 0), false)
                 }
                 16 => match rng.below(8) {
-                    0 => ("TUNGETVNETLE".into(), ioctl_ptr(fd, TUNGETVNETLE, &mut int).map(|_| i64::from(int)), true),
+                    0 => ("TUNGETVNETLE".into(), ioctl_ptr(fd, TUNGETVNETLE, &mut int).map(|_| i64::from(int)), false),
                     1 => {
                         int = 0;
-                        ("TUNSETVNETLE 0".into(), ioctl_ptr(fd, TUNSETVNETLE, &mut int).map(i64::from), true)
+                        ("TUNSETVNETLE 0".into(), ioctl_ptr(fd, TUNSETVNETLE, &mut int).map(i64::from), false)
                     }
                     2 => {
                         // The device's own type: no change.
                         let ty = if DEVS[q.dev].tap { 1 } else { 65534 };
-                        (format!("TUNSETLINK {ty}"), ioctl_val(fd, TUNSETLINK, ty).map(i64::from), true)
+                        (format!("TUNSETLINK {ty}"), ioctl_val(fd, TUNSETLINK, ty).map(i64::from), false)
                     }
                     3 => {
                         // A classic BPF program that accepts everything:
@@ -486,16 +486,16 @@ fn step(w: &Mutex<World>, node: &str, rng: &mut Rng) -> (String, Result<i64, i32
                         let insn: [u16; 4] = [0x06, 0, 0xffff, 0];
                         let mut prog = SockFprog { len: 1, filter: insn.as_ptr() };
                         let r = ioctl_ptr(fd, TUNATTACHFILTER, &mut prog).map(i64::from);
-                        ("TUNATTACHFILTER accept-all".into(), r, true)
+                        ("TUNATTACHFILTER accept-all".into(), r, false)
                     }
-                    4 => ("TUNDETACHFILTER".into(), ioctl_val(fd, TUNDETACHFILTER, 0).map(i64::from), true),
+                    4 => ("TUNDETACHFILTER".into(), ioctl_val(fd, TUNDETACHFILTER, 0).map(i64::from), false),
                     5 => {
                         let mut prog = [0u64; 2];
-                        ("TUNGETFILTER".into(), ioctl_ptr(fd, TUNGETFILTER, prog.as_mut_ptr()).map(i64::from), true)
+                        ("TUNGETFILTER".into(), ioctl_ptr(fd, TUNGETFILTER, prog.as_mut_ptr()).map(i64::from), false)
                     }
                     6 => {
                         int = 12345;
-                        ("TUNSETIFINDEX".into(), ioctl_ptr(fd, TUNSETIFINDEX, &mut int).map(i64::from), true)
+                        ("TUNSETIFINDEX".into(), ioctl_ptr(fd, TUNSETIFINDEX, &mut int).map(i64::from), false)
                     }
                     _ => {
                         int = -1;

@@ -11,7 +11,7 @@ mod pkt;
 mod stress;
 mod tun;
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -63,8 +63,12 @@ macro_rules! skip {
     };
 }
 
+mod abi;
 mod behaviour;
+mod clients;
+mod vnet;
 mod fuzz;
+mod nl;
 mod hardening;
 mod runner;
 
@@ -136,6 +140,9 @@ fn unload(name: &str) -> TestResult {
 struct Node {
     path: &'static str,
     module: &'static str,
+    /// The tests' name prefix: `rust_tun`, `tun`, or `dropin` (rust_tun
+    /// standing in for tun.ko).
+    label: &'static str,
     tun_prefix: &'static str,
     tap_prefix: &'static str,
     driver: &'static str,
@@ -146,14 +153,16 @@ struct Node {
 const RUST: Node = Node {
     path: RUST_NODE,
     module: "rust_tun",
+    label: "rust_tun",
     tun_prefix: "rtun",
     tap_prefix: "rtap",
     driver: "rust_tun",
-    features: (IFF_TUN | IFF_TAP | IFF_NO_CARRIER | IFF_NO_PI | IFF_ONE_QUEUE | IFF_MULTI_QUEUE) as u32,
+    features: (IFF_TUN | IFF_TAP | IFF_NO_CARRIER | IFF_NO_PI | IFF_ONE_QUEUE | IFF_MULTI_QUEUE | IFF_VNET_HDR) as u32,
 };
 const C: Node = Node {
     path: C_NODE,
     module: "tun",
+    label: "tun",
     tun_prefix: "tun",
     tap_prefix: "tap",
     driver: "tun",
@@ -161,10 +170,32 @@ const C: Node = Node {
         as u32,
 };
 
+/// rust_tun loaded with `dropin=1`, as `/dev/net/tun` with tun's identity
+/// (the drop-in run: `RTUN_DROPIN=1`, tun.ko absent). It runs every test
+/// written for the C tun, with the C tun's expectations.
+const DROPIN: Node = Node {
+    path: C_NODE,
+    module: "rust_tun",
+    label: "dropin",
+    tun_prefix: "tun",
+    tap_prefix: "tap",
+    driver: "tun",
+    features: RUST.features,
+};
+
 impl Node {
     fn setup(&self) -> TestResult {
+        if self.label == "dropin" {
+            check!(module_loaded("rust_tun"), "the drop-in run needs rust_tun loaded with dropin=1");
+            return Ok(());
+        }
         load(self.module)
     }
+}
+
+/// Whether this is the drop-in run (`RTUN_DROPIN=1`).
+fn dropin_run() -> bool {
+    std::env::var("RTUN_DROPIN").is_ok_and(|v| v == "1")
 }
 
 /// Configures a TUN device as a point-to-point link `local` <-> `peer`, up.
@@ -1434,6 +1465,31 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("ipv6_tun_no_pi", behaviour::t_ipv6_tun_no_pi, &[RUST, C]),
     ("vlan_on_tap", behaviour::t_vlan_on_tap, &[RUST, C]),
     ("fd_passing_fork", behaviour::t_fd_passing_fork, &[RUST, C]),
+    ("sysfs_identity", abi::t_sysfs_identity, &[RUST, C]),
+    ("link_info", abi::t_link_info, &[RUST, C]),
+    ("fdinfo_iff", abi::t_fdinfo_iff, &[RUST, C]),
+    ("ethtool_identity", abi::t_ethtool_identity, &[RUST, C]),
+    ("sndbuf", abi::t_sndbuf, &[RUST, C]),
+    ("carrier_abi", abi::t_carrier_abi, &[RUST, C]),
+    ("setlink", abi::t_setlink, &[RUST, C]),
+    ("setifindex", abi::t_setifindex, &[RUST, C]),
+    ("netns_fds", abi::t_netns_fds, &[RUST, C]),
+    ("txfilter", abi::t_txfilter, &[RUST, C]),
+    ("attach_filter", abi::t_attach_filter, &[RUST, C]),
+    ("misc_ioctls", abi::t_misc_ioctls, &[RUST, C]),
+    ("state_notify", abi::t_state_notify, &[RUST, C]),
+    ("excl_foreign", abi::t_excl_foreign, &[RUST, C]),
+    ("header_ops", abi::t_header_ops, &[RUST, C]),
+    ("napi_flags", abi::t_napi_flags, &[RUST, C]),
+    ("hwaddr", abi::t_hwaddr, &[RUST, C]),
+    ("vnet_basic", vnet::t_vnet_basic, &[RUST, C]),
+    ("vnet_malformed", vnet::t_vnet_malformed, &[RUST, C]),
+    ("vnet_gso_udp_write", vnet::t_vnet_gso_udp_write, &[RUST, C]),
+    ("vnet_gso_tcp_read", vnet::t_vnet_gso_tcp_read, &[RUST, C]),
+    ("vnet_settings_persist", vnet::t_vnet_settings_persist, &[RUST, C]),
+    ("compat_32bit", clients::t_compat_32bit, &[RUST]),
+    ("clients", clients::t_clients, &[C]),
+    ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),
 ];
 
 /// The write-path benchmark (issue 5, table 2): a two-queue TUN device on
@@ -1568,6 +1624,9 @@ fn main() {
         Some("bench-write") if args.len() == 6 => {
             let num = |i: usize| args[i].parse().unwrap_or(0);
             report("bench-write", bench_write(&args[2], &args[3], num(4), num(5)))
+        }
+        Some("bench-gso") if args.len() == 6 => {
+            report("bench-gso", vnet::bench_gso(&args[2], &args[3], &args[4], args[5].parse().unwrap_or(0)))
         }
         Some("mkdevs") if args.len() == 6 => {
             let num = |i: usize| args[i].parse().unwrap_or(0);

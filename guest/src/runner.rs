@@ -182,13 +182,22 @@ fn leftovers(log: &mut KernelLog) -> Vec<String> {
     problems
 }
 
-/// Runs the tests matching `filter`; KTAP on stdout. Returns the exit code.
+/// Runs the tests whose name contains `filter` (or one of its
+/// comma-separated parts); KTAP on stdout. Returns the exit code.
 pub fn run_tests(filter: Option<&str>) -> i32 {
     let mut plan = Vec::new();
+    let dropin = dropin_run();
     for (name, f, nodes) in TESTS {
         for node in nodes.iter() {
-            let full = format!("{}_{}", node.module, name);
-            if filter.is_none_or(|flt| full.contains(flt)) {
+            // The drop-in run: the C tun's tests against rust_tun as
+            // /dev/net/tun, and the drop-in tests; the other runs: the rest.
+            let node = match (dropin, node.label) {
+                (true, "tun") => &DROPIN,
+                (true, "dropin") | (false, "rust_tun" | "tun") => node,
+                _ => continue,
+            };
+            let full = format!("{}_{}", node.label, name);
+            if filter.is_none_or(|flt| flt.split(',').any(|f| full.contains(f))) {
                 plan.push((full, *f, *node));
             }
         }

@@ -260,3 +260,86 @@ pub fn counters(name: &str) -> Result<Counters, String> {
         tx_dropped: stat(name, "tx_dropped")?,
     })
 }
+
+// The rest of the control ABI (include/uapi/linux/if_tun.h, sockios.h).
+pub const TUNSETNOCSUM: u64 = ioc(IOC_W, 200, 4);
+pub const TUNSETDEBUG: u64 = ioc(IOC_W, 201, 4);
+pub const TUNSETLINK: u64 = ioc(IOC_W, 205, 4);
+pub const TUNSETOFFLOAD: u64 = ioc(IOC_W, 208, 4);
+pub const TUNSETTXFILTER: u64 = ioc(IOC_W, 209, 4);
+pub const TUNGETSNDBUF: u64 = ioc(IOC_R, 211, 4);
+pub const TUNSETSNDBUF: u64 = ioc(IOC_W, 212, 4);
+pub const TUNATTACHFILTER: u64 = ioc(IOC_W, 213, 16);
+pub const TUNDETACHFILTER: u64 = ioc(IOC_W, 214, 16);
+pub const TUNSETVNETHDRSZ: u64 = ioc(IOC_W, 216, 4);
+pub const TUNSETIFINDEX: u64 = ioc(IOC_W, 218, 4);
+pub const TUNGETFILTER: u64 = ioc(IOC_R, 219, 16);
+pub const TUNSETVNETLE: u64 = ioc(IOC_W, 220, 4);
+pub const TUNGETVNETLE: u64 = ioc(IOC_R, 221, 4);
+pub const TUNSETVNETBE: u64 = ioc(IOC_W, 222, 4);
+pub const TUNGETVNETBE: u64 = ioc(IOC_R, 223, 4);
+pub const TUNSETCARRIER: u64 = ioc(IOC_W, 226, 4);
+pub const TUNGETDEVNETNS: u64 = ioc(0, 227, 0);
+pub const SIOCGIFHWADDR: u64 = 0x8927;
+pub const SIOCSIFHWADDR: u64 = 0x8924;
+pub const SIOCGSKNS: u64 = 0x894c;
+/// Read-only `TUNGETIFF` flag (the same bit as `IFF_NO_PI`): no filter.
+pub const IFF_NOFILTER: u16 = 0x1000;
+pub const TUN_FLT_ALLMULTI: u16 = 0x0001;
+
+/// `struct sock_filter`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct SockFilter {
+    pub code: u16,
+    pub jt: u8,
+    pub jf: u8,
+    pub k: u32,
+}
+
+/// `struct sock_fprog`.
+#[repr(C)]
+pub struct SockFprog {
+    pub len: u16,
+    pub filter: *const SockFilter,
+}
+
+/// `BPF_RET | BPF_K`: a program of one instruction returning `k` (0:
+/// drop, else the bytes to keep).
+pub fn bpf_ret(k: u32) -> SockFilter {
+    SockFilter { code: 0x06, jt: 0, jf: 0, k }
+}
+
+/// ETHTOOL_GDRVINFO: (driver, version, bus_info).
+pub fn ethtool_drvinfo(ifname: &str) -> Result<(String, String, String), i32> {
+    let mut info: EthtoolDrvinfo = unsafe { std::mem::zeroed() };
+    info.cmd = 0x3;
+    ethtool_cmd(ifname, (&mut info as *mut EthtoolDrvinfo).cast())?;
+    let s = |b: &[u8; 32]| {
+        let end = b.iter().position(|&c| c == 0).unwrap_or(32);
+        String::from_utf8_lossy(&b[..end]).into_owned()
+    };
+    Ok((s(&info.driver), s(&info.version), s(&info.bus_info)))
+}
+
+/// ETHTOOL_GMSGLVL.
+pub fn ethtool_msglvl(ifname: &str) -> Result<u32, i32> {
+    let mut v = [0x7u32, 0];
+    ethtool_cmd(ifname, v.as_mut_ptr().cast())?;
+    Ok(v[1])
+}
+
+fn ethtool_cmd(ifname: &str, data: *mut libc::c_void) -> Result<(), i32> {
+    // SAFETY: Plain socket call.
+    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
+    if s < 0 {
+        return Err(errno());
+    }
+    let mut name = [0u8; 16];
+    name[..ifname.len().min(15)].copy_from_slice(&ifname.as_bytes()[..ifname.len().min(15)]);
+    let mut ifr = IfReqData { name, data, pad: [0; 16] };
+    let r = ioctl_ptr(s, libc::SIOCETHTOOL, &mut ifr);
+    // SAFETY: Closing our socket.
+    unsafe { libc::close(s) };
+    r.map(|_| ())
+}

@@ -9,6 +9,9 @@ mod flow_logic;
 #[path = "../../sys/ring_logic.rs"]
 mod ring_logic;
 
+#[path = "../../txfilter.rs"]
+mod txfilter;
+
 #[cfg(test)]
 mod tests {
     use super::flow_logic::*;
@@ -250,5 +253,71 @@ mod ring_tests {
                 assert_eq!(r.slots.iter().flatten().count(), model.len());
             }
         }
+    }
+}
+
+/// The TAP transmit filter (txfilter.rs) against tun.c's rules.
+#[cfg(test)]
+mod txfilter_tests {
+    use super::txfilter::*;
+
+    #[test]
+    fn ether_crc_matches_the_kernels() {
+        // bitrev32(crc32_le(~0, addr, 6)), computed independently with
+        // Python's zlib: ~zlib.crc32(addr), bit-reversed.
+        assert_eq!(ether_crc(&[1, 0, 0x5e, 0, 0, 1]), 0x7fa3_2d9b);
+        assert_eq!(ether_crc(&[0x33, 0x33, 0, 0, 0, 1]), 0xf99b_aaba);
+        assert_eq!(ether_crc(&[0xff; 6]), 0xff48_647d);
+        assert_eq!(ether_crc(&[2, 0x11, 0x22, 0x33, 0x44, 0x55]), 0xc64a_eebf);
+        assert_eq!(addr_hash_bit(&[0x33, 0x33, 0, 0, 0, 1]), 62);
+    }
+
+    #[test]
+    fn off_passes_everything() {
+        let f = TxFilter::new();
+        assert!(f.check(Some(&[2, 0, 0, 0, 0, 1])));
+        assert!(f.check(None));
+        assert_eq!(f.update(0, &[]), 0);
+        assert!(f.check(Some(&[2, 0, 0, 0, 0, 1])));
+    }
+
+    #[test]
+    fn exact_addresses_pass_and_others_drop() {
+        let f = TxFilter::new();
+        let a = [2, 0, 0, 0, 0, 1];
+        let b = [2, 0, 0, 0, 0, 2];
+        assert_eq!(f.update(0, &[a, b]), 2);
+        assert!(f.check(Some(&a)));
+        assert!(f.check(Some(&b)));
+        assert!(!f.check(Some(&[2, 0, 0, 0, 0, 3])));
+        assert!(!f.check(None));
+        // Multicast not in the (empty) hash drops too.
+        assert!(!f.check(Some(&[0x33, 0x33, 0, 0, 0, 1])));
+    }
+
+    #[test]
+    fn multicast_past_eight_is_hashed_and_allmulti_takes_all() {
+        let f = TxFilter::new();
+        let mut addrs: Vec<[u8; 6]> = (0..8).map(|i| [2, 0, 0, 0, 0, i]).collect();
+        let m = [0x33, 0x33, 0, 0, 0, 1];
+        addrs.push(m);
+        assert_eq!(f.update(0, &addrs), 8);
+        assert!(f.check(Some(&m)));
+        // Another group hashing elsewhere drops (bit 31 vs 62).
+        assert!(!f.check(Some(&[1, 0, 0x5e, 0, 0, 1])));
+        assert_eq!(f.update(TUN_FLT_ALLMULTI, &addrs), 8);
+        assert!(f.check(Some(&[1, 0, 0x5e, 0, 0, 1])));
+        assert!(!f.check(Some(&[2, 0, 0, 0, 1, 0])));
+    }
+
+    #[test]
+    fn unicast_past_eight_disables_the_filter() {
+        let f = TxFilter::new();
+        let mut addrs: Vec<[u8; 6]> = (0..9).map(|i| [2, 0, 0, 0, 0, i]).collect();
+        assert_eq!(f.update(0, &addrs[..8]), 8);
+        assert!(!f.check(Some(&[2, 0, 0, 0, 0, 8])));
+        addrs[8] = [2, 0, 0, 0, 0, 8];
+        assert_eq!(f.update(0, &addrs), 0);
+        assert!(f.check(Some(&[2, 0, 0, 0, 9, 9])));
     }
 }

@@ -1,21 +1,39 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of the test suite: load the modules and run every guest test.
 # Arguments: NAME=VALUE settings exported to the tests (RTUN_SEED,
-# RTUN_STRESS_SECS, RTUN_FUZZ_ITERS), then an optional test-name filter.
+# RTUN_STRESS_SECS, RTUN_FUZZ_ITERS), `dropin` for the drop-in run, then an
+# optional test-name filter.
+#
+# The drop-in run: tun.ko is moved out of modprobe's sight (nothing can load
+# it behind the tests' back), rust_tun is loaded with dropin=1 as
+# /dev/net/tun, and RTUN_DROPIN=1 makes `rtun test` run every test written
+# for the C tun against it, the real clients among them, plus the drop-in
+# tests.
 set -u
 filter=
+dropin=0
 for a in "$@"; do
 	case $a in
 	*=*) export "$a" ;;
+	dropin) dropin=1 ;;
 	*) filter=$a ;;
 	esac
 done
+params=
+if [ $dropin = 1 ]; then
+	mkdir -p /lib/modules/.hidden
+	mv /lib/modules/tun.ko /lib/modules/.hidden/tun.ko || exit 1
+	rm -f /lib/modules/$(uname -r)/tun.ko
+	depmod
+	params=dropin=1
+	export RTUN_DROPIN=1
+fi
 # The debug kernel (kmemleak) runs a longer stress by default: leaks and
 # races that need time show there.
 if [ -z "${RTUN_STRESS_SECS:-}" ] && [ -e /sys/kernel/debug/kmemleak ]; then
 	export RTUN_STRESS_SECS=60
 fi
-insmod /lib/modules/rust_tun.ko || exit 1
+insmod /lib/modules/rust_tun.ko $params || exit 1
 echo "RTUN-GUEST: modinfo:"
 modinfo rust_tun || exit 1
 rtun test $filter

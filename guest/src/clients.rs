@@ -1,0 +1,136 @@
+//! Real clients (issue "Drop-in tun"): the Debian-packaged ones and the
+//! kernel's tun selftest through `scripts/guest/clients-smoke.sh` (in the
+//! guest as /usr/bin/clients-smoke), a 32-bit client through the compat
+//! ioctl path, and the drop-in mode's conflicts with tun.ko.
+
+use super::*;
+
+const SMOKE: &str = "/usr/bin/clients-smoke";
+const TUN32: &str = "/usr/bin/tun32";
+/// Where the drop-in run keeps tun.ko out of modprobe's sight.
+const HIDDEN_TUN: &str = "/lib/modules/.hidden/tun.ko";
+
+/// iproute2 (`ip tuntap add/show/del`, `-d`, `ip -d link`, carrier),
+/// socat, openvpn and wireguard-go with data flowing (pings and a 256 KiB
+/// TCP transfer through each tunnel), the kernel's tun selftest and the
+/// 32-bit client, run as their users run them, on whatever serves
+/// `/dev/net/tun`: tun.ko in the side-by-side run, rust_tun in the drop-in
+/// run, with the same expectations.
+pub fn t_clients(n: Node) -> TestResult {
+    if !std::path::Path::new(SMOKE).exists() {
+        skip!("no clients in this guest (scripts/run-guest.sh --clients)");
+    }
+    let driver = if n.label == "dropin" { "dropin" } else { "tun" };
+    let out = Command::new("/bin/sh")
+        .args([SMOKE, "RTUN_NOLOAD=1", "RTUN_STRACE=0", driver])
+        .output()
+        .map_err(|e| format!("{SMOKE}: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let results: Vec<&str> = text.lines().filter(|l| l.starts_with("CLIENT ")).collect();
+    for l in &results {
+        println!("# {l}");
+    }
+    let ok = |c: &str| results.iter().any(|l| *l == format!("CLIENT {c} ok"));
+    let want = ["iproute2", "socat", "openvpn", "wireguard-go", "tun-selftest", "tun32"];
+    let missing: Vec<&str> = want.iter().copied().filter(|c| !ok(c)).collect();
+    if !out.status.success() || !missing.is_empty() {
+        for l in text.lines().rev().take(60).collect::<Vec<_>>().iter().rev() {
+            println!("# | {l}");
+        }
+        return Err(format!("clients not ok: {missing:?} (exit {:?})", out.status.code()));
+    }
+    Ok(())
+}
+
+/// The 32-bit client's ioctls (`compat_ioctl`, the 32-bit `ifreq`) give
+/// the same results on rust_tun as on tun, step by step; only
+/// `TUNGETFEATURES` differs, by what each implements.
+pub fn t_compat_32bit(_: Node) -> TestResult {
+    if !std::path::Path::new(TUN32).exists() {
+        skip!("no 32-bit client in this guest (scripts/run-guest.sh --clients)");
+    }
+    load("tun")?;
+    let run = |node: &str, name: &str| -> Result<Vec<String>, String> {
+        let out = Command::new(TUN32).args([node, name]).output().map_err(|e| format!("{TUN32}: {e}"))?;
+        check!(out.status.success(), "{TUN32} {node}: exit {:?}", out.status.code());
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.replace(&format!("name={name}"), "name=NAME"))
+            .collect())
+    };
+    let rust = run(RUST_NODE, "rt32")?;
+    let c = run(C_NODE, "ct32")?;
+    check!(rust.len() == c.len(), "{} steps on rust_tun, {} on tun", rust.len(), c.len());
+    check!(rust.iter().any(|l| l.starts_with("step=close")), "the client did not finish");
+    let features = |v: &[String]| v.iter().find(|l| l.starts_with("step=TUNGETFEATURES")).cloned().unwrap_or_default();
+    check!(features(&rust).contains(&format!("features={:#06x}", RUST.features)), "rust_tun: {}", features(&rust));
+    check!(features(&c).contains(&format!("features={:#06x}", C.features)), "tun: {}", features(&c));
+    let mut diffs = Vec::new();
+    for (r, t) in rust.iter().zip(&c) {
+        println!("# {r}");
+        if r != t && !r.starts_with("step=TUNGETFEATURES") {
+            diffs.push(format!("rust_tun `{r}` vs tun `{t}`"));
+        }
+    }
+    check!(diffs.is_empty(), "32-bit results differ:\n{}", diffs.join("\n"));
+    Ok(())
+}
+
+/// Drop-in mode and tun.ko exclude each other cleanly: loading tun.ko
+/// while rust_tun holds `/dev/net/tun` and the kind `tun` fails and leaves
+/// rust_tun serving; loading rust_tun with `dropin=1` while tun.ko holds
+/// them fails with `EEXIST` and one log line saying why, leaving tun.ko
+/// serving.
+pub fn t_dropin_conflicts(n: Node) -> TestResult {
+    check!(std::path::Path::new(HIDDEN_TUN).exists(), "{HIDDEN_TUN} missing (tests.sh dropin hides tun.ko there)");
+    let serving = |driver: &str| -> TestResult {
+        let t = Tun::create(C_NODE, "dc0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("{driver}: TUNSETIFF on {C_NODE}: {e}"))?;
+        let (drv, _, _) = ethtool_drvinfo(&t.name).map_err(|e| format!("GDRVINFO: {e}"))?;
+        check!(drv == "tun", "{driver}: ethtool driver {drv}");
+        Ok(())
+    };
+    serving("rust_tun")?;
+    check!(sh(&format!("insmod {HIDDEN_TUN}")).is_err(), "tun.ko loaded beside rust_tun dropin=1");
+    check!(module_loaded("rust_tun") && !module_loaded("tun"), "modules after the refused tun.ko");
+    serving("rust_tun after the refused tun.ko")?;
+
+    unload(n.module)?;
+    sh(&format!("insmod {HIDDEN_TUN}"))?;
+    let before: usize = sh("dmesg | wc -l").unwrap_or_default().trim().parse().unwrap_or(0);
+    let r = sh(&format!("insmod {MODDIR}/rust_tun.ko dropin=1"));
+    let log = sh(&format!("dmesg | tail -n +{}", before + 1)).unwrap_or_default();
+    let back = || -> TestResult {
+        unload("tun")?;
+        sh(&format!("insmod {MODDIR}/rust_tun.ko dropin=1"))?;
+        Ok(())
+    };
+    match r {
+        Ok(_) => {
+            back()?;
+            return Err("rust_tun dropin=1 loaded beside tun.ko".into());
+        }
+        Err(e) if e.contains("File exists") || e.contains("EEXIST") => {}
+        Err(e) => {
+            back()?;
+            return Err(format!("rust_tun dropin=1 beside tun.ko: {e} (expected EEXIST)"));
+        }
+    }
+    // One line per load attempt (busybox insmod tries finit_module, then
+    // init_module: two attempts), each the same, naming the reason.
+    let why: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.split_once("rust_tun: ").map(|(_, m)| m))
+        .filter(|m| !m.starts_with("loading out-of-tree"))
+        .collect();
+    if why.is_empty() || why.iter().any(|m| *m != "dropin: rtnl link kind \"tun\" is registered already (tun.ko loaded?)") {
+        back()?;
+        return Err(format!("rust_tun's log lines: {why:?}, expected only the reason"));
+    }
+    if let Err(e) = serving("tun.ko after the refused rust_tun") {
+        back()?;
+        return Err(e);
+    }
+    back()?;
+    serving("rust_tun again")?;
+    Ok(())
+}

@@ -1,0 +1,241 @@
+//! A minimal rtnetlink client: what `ip -d link show` and `ip link set
+//! carrier` send and parse, so the tests see the link attributes exactly
+//! as iproute2 does without depending on it.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+const NETLINK_ROUTE: i32 = 0;
+const RTM_NEWLINK: u16 = 16;
+const RTM_GETLINK: u16 = 18;
+const NLM_F_REQUEST: u16 = 1;
+const NLM_F_ACK: u16 = 4;
+const NLMSG_ERROR: u16 = 2;
+const IFLA_IFNAME: u16 = 3;
+const IFLA_LINKINFO: u16 = 18;
+const IFLA_CARRIER: u16 = 33;
+const IFLA_INFO_KIND: u16 = 1;
+const IFLA_INFO_DATA: u16 = 2;
+/// `RTMGRP_LINK`.
+pub const RTMGRP_LINK: u32 = 1;
+
+/// The tun attributes of `IFLA_INFO_DATA` (`IFLA_TUN_*`).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TunInfo {
+    pub kind: String,
+    pub owner: Option<u32>,
+    pub group: Option<u32>,
+    pub type_: Option<u8>,
+    pub pi: Option<u8>,
+    pub vnet_hdr: Option<u8>,
+    pub persist: Option<u8>,
+    pub multi_queue: Option<u8>,
+    pub num_queues: Option<u32>,
+    pub num_disabled_queues: Option<u32>,
+}
+
+/// A NETLINK_ROUTE socket.
+pub struct Nl(OwnedFd);
+
+fn align4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+fn attr(buf: &mut Vec<u8>, ty: u16, payload: &[u8]) {
+    let len = 4 + payload.len();
+    buf.extend_from_slice(&(len as u16).to_ne_bytes());
+    buf.extend_from_slice(&ty.to_ne_bytes());
+    buf.extend_from_slice(payload);
+    buf.resize(align4(buf.len()), 0);
+}
+
+/// The attributes in `b`: (type without flags, payload).
+fn attrs(mut b: &[u8]) -> Vec<(u16, &[u8])> {
+    let mut out = Vec::new();
+    while b.len() >= 4 {
+        let len = u16::from_ne_bytes([b[0], b[1]]) as usize;
+        let ty = u16::from_ne_bytes([b[2], b[3]]) & 0x3fff;
+        if len < 4 || len > b.len() {
+            break;
+        }
+        out.push((ty, &b[4..len]));
+        b = &b[align4(len).min(b.len())..];
+    }
+    out
+}
+
+impl Nl {
+    /// A socket, subscribed to `groups` (0: none).
+    pub fn open(groups: u32) -> io::Result<Nl> {
+        // SAFETY: Plain socket call.
+        let fd = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, NETLINK_ROUTE) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: A fresh fd of ours.
+        let s = Nl(unsafe { OwnedFd::from_raw_fd(fd) });
+        // SAFETY: `sockaddr_nl` is plain data.
+        let mut sa: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+        sa.nl_family = libc::AF_NETLINK as u16;
+        sa.nl_groups = groups;
+        // SAFETY: A valid address of its size.
+        let r = unsafe { libc::bind(fd, (&sa as *const libc::sockaddr_nl).cast(), std::mem::size_of_val(&sa) as u32) };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let tv = libc::timeval { tv_sec: 2, tv_usec: 0 };
+        // SAFETY: A valid option value.
+        unsafe {
+            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, (&tv as *const libc::timeval).cast(), std::mem::size_of_val(&tv) as u32)
+        };
+        Ok(s)
+    }
+
+    fn send(&self, ty: u16, flags: u16, body: &[u8]) -> io::Result<()> {
+        let mut m = Vec::with_capacity(16 + body.len());
+        m.extend_from_slice(&((16 + body.len()) as u32).to_ne_bytes());
+        m.extend_from_slice(&ty.to_ne_bytes());
+        m.extend_from_slice(&(flags | NLM_F_REQUEST).to_ne_bytes());
+        m.extend_from_slice(&1u32.to_ne_bytes());
+        m.extend_from_slice(&0u32.to_ne_bytes());
+        m.extend_from_slice(body);
+        // SAFETY: A valid buffer.
+        let r = unsafe { libc::send(self.0.as_raw_fd(), m.as_ptr().cast(), m.len(), 0) };
+        if r < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    }
+
+    /// The next datagram's messages: (type, body).
+    pub fn recv(&self) -> io::Result<Vec<(u16, Vec<u8>)>> {
+        let mut buf = vec![0u8; 65536];
+        // SAFETY: A valid buffer.
+        let n = unsafe { libc::recv(self.0.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut b = &buf[..n as usize];
+        let mut out = Vec::new();
+        while b.len() >= 16 {
+            let len = u32::from_ne_bytes(b[0..4].try_into().unwrap()) as usize;
+            let ty = u16::from_ne_bytes([b[4], b[5]]);
+            if len < 16 || len > b.len() {
+                break;
+            }
+            out.push((ty, b[16..len].to_vec()));
+            b = &b[align4(len).min(b.len())..];
+        }
+        Ok(out)
+    }
+
+    /// `struct ifinfomsg` for `ifindex`.
+    fn ifinfomsg(ifindex: i32) -> Vec<u8> {
+        let mut m = vec![0u8; 16];
+        m[4..8].copy_from_slice(&ifindex.to_ne_bytes());
+        m
+    }
+
+    /// RTM_GETLINK of `ifindex`: its kind and tun attributes.
+    pub fn tun_info(&self, ifindex: i32) -> io::Result<TunInfo> {
+        self.send(RTM_GETLINK, 0, &Self::ifinfomsg(ifindex))?;
+        for (ty, body) in self.recv()? {
+            if ty == NLMSG_ERROR {
+                let e = i32::from_ne_bytes(body[0..4].try_into().unwrap());
+                return Err(io::Error::from_raw_os_error(-e));
+            }
+            if ty != RTM_NEWLINK || body.len() < 16 {
+                continue;
+            }
+            let mut info = TunInfo::default();
+            for (t, p) in attrs(&body[16..]) {
+                if t != IFLA_LINKINFO {
+                    continue;
+                }
+                for (t, p) in attrs(p) {
+                    match t {
+                        IFLA_INFO_KIND => {
+                            info.kind = String::from_utf8_lossy(p).trim_end_matches('\0').to_string()
+                        }
+                        IFLA_INFO_DATA => {
+                            for (t, p) in attrs(p) {
+                                let u8v = p.first().copied();
+                                let u32v = p.get(..4).map(|b| u32::from_ne_bytes(b.try_into().unwrap()));
+                                match t {
+                                    1 => info.owner = u32v,
+                                    2 => info.group = u32v,
+                                    3 => info.type_ = u8v,
+                                    4 => info.pi = u8v,
+                                    5 => info.vnet_hdr = u8v,
+                                    6 => info.persist = u8v,
+                                    7 => info.multi_queue = u8v,
+                                    8 => info.num_queues = u32v,
+                                    9 => info.num_disabled_queues = u32v,
+                                    _ => {}
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            return Ok(info);
+        }
+        Err(io::Error::from_raw_os_error(libc::ENOENT))
+    }
+
+    /// RTM_NEWLINK setting `IFLA_CARRIER` (`ip link set DEV carrier on|off`):
+    /// the kernel's answer.
+    pub fn set_carrier(&self, ifindex: i32, on: bool) -> Result<(), i32> {
+        let mut body = Self::ifinfomsg(ifindex);
+        attr(&mut body, IFLA_CARRIER, &[u8::from(on)]);
+        self.send(RTM_NEWLINK, NLM_F_ACK, &body).map_err(|e| e.raw_os_error().unwrap_or(0))?;
+        for (ty, body) in self.recv().map_err(|e| e.raw_os_error().unwrap_or(0))? {
+            if ty == NLMSG_ERROR {
+                let e = i32::from_ne_bytes(body[0..4].try_into().unwrap());
+                return if e == 0 { Ok(()) } else { Err(-e) };
+            }
+        }
+        Err(libc::EPROTO)
+    }
+
+    /// Counts the RTM_NEWLINK notifications about `name` that arrive
+    /// within the socket's receive timeout.
+    pub fn count_newlink(&self, name: &str) -> usize {
+        let mut n = 0;
+        while let Ok(msgs) = self.recv() {
+            for (ty, body) in msgs {
+                if ty != RTM_NEWLINK || body.len() < 16 {
+                    continue;
+                }
+                if attrs(&body[16..])
+                    .iter()
+                    .any(|(t, p)| *t == IFLA_IFNAME && p.split(|&c| c == 0).next() == Some(name.as_bytes()))
+                {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Sets the receive timeout.
+    pub fn set_timeout_ms(&self, ms: u64) {
+        let tv = libc::timeval { tv_sec: (ms / 1000) as i64, tv_usec: ((ms % 1000) * 1000) as i64 };
+        // SAFETY: A valid option value.
+        unsafe {
+            libc::setsockopt(
+                self.0.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of_val(&tv) as u32,
+            )
+        };
+    }
+}
+
+/// `if_nametoindex()`.
+pub fn ifindex(name: &str) -> i32 {
+    std::fs::read_to_string(format!("/sys/class/net/{name}/ifindex"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}

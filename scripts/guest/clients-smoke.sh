@@ -1,0 +1,411 @@
+# SPDX-License-Identifier: GPL-2.0
+# Guest script (scripts/run-guest.sh --clients): real tun clients, run the way
+# their users run them, with data flowing through the driver.
+#
+#   iproute2      ip tuntap add/show/del, ip link on a persistent tap
+#   socat         the "wire": a tap in each of two network namespaces joined
+#                 by socat over a UNIX datagram socket pair (the test kernel
+#                 has no veth), then a socat TUN <-> UDP tunnel across it
+#   openvpn       two peer-to-peer instances (static key) over UDP on the wire
+#   wireguard-go  two wireguard-go + wg interfaces over UDP on the wire
+#   tun-selftest  the kernel's tools/testing/selftests/net/tun.c
+#   tun32         the 32-bit compat-ioctl client (prints, does not judge)
+# Each tunnel must answer 5 of 5 pings and carry 256 KiB over TCP intact.
+#
+# Prints "CLIENT <name> ok" or "CLIENT <name> FAIL <why>" per client and
+# exits non-zero on any FAIL. With strace in the guest (and RTUN_STRACE not
+# 0), each client runs under strace and "IOCTL <client>: ..." lines list the
+# calls it made on its tun file descriptors.
+#
+# usage: clients-smoke.sh [RTUN_STRACE=0] [RTUN_NOLOAD=1] [tun|rust_tun|dropin]
+#   the driver behind /dev/net/tun (default: the C tun). For rust_tun the
+#   node /dev/net/tun is made with rust_tun's device number: most clients
+#   cannot be pointed at another node. dropin: rust_tun loaded with
+#   dropin=1, which is /dev/net/tun itself. NAME=VALUE arguments are
+#   exported; with RTUN_NOLOAD=1 the module is loaded already and stays
+#   (the guest test suite's `clients` test).
+set -u
+driver=tun
+for a in "$@"; do
+	case $a in
+	*=*) export "$a" ;;
+	*) driver=$a ;;
+	esac
+done
+IP=/usr/bin/ip
+SOCAT=/usr/bin/socat
+fails=0
+pids=
+
+ok() { echo "CLIENT $1 ok"; }
+fail() {
+	echo "CLIENT $1 FAIL $2"
+	fails=$((fails + 1))
+}
+
+# Run a client in the background in namespace NS (or "-" for this one),
+# under strace when there is one; its output goes to /tmp/NAME.log. The
+# NAME:PID recorded for stop_all is strace's (or the client's).
+start() { # start NAME NS CMD...
+	local name=$1 ns=$2
+	shift 2
+	local pre=
+	[ "$ns" = - ] || pre="$IP netns exec $ns"
+	if [ -x /usr/bin/strace ] && [ "${RTUN_STRACE:-1}" != 0 ]; then
+		$pre /usr/bin/strace -f -qq -o "/tmp/trace.$name" \
+			-e trace=open,openat,ioctl,fcntl,close,dup,dup2,dup3 "$@" >"/tmp/$name.log" 2>&1 &
+	else
+		$pre "$@" >"/tmp/$name.log" 2>&1 &
+	fi
+	pids="$pids $name:$!"
+}
+
+# The PIDs whose parent is PID (busybox has no pgrep).
+children() { # children PID
+	awk -v p="$1" '$4 == p { print $1 }' /proc/[0-9]*/stat 2>/dev/null
+}
+
+# Whether process PID has exited (a zombie not yet reaped counts).
+gone() { # gone PID
+	local st
+	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+	[ -z "$st" ] || [ "$st" = Z ]
+}
+
+# Stop every client started, last started first (the tunnels before the wire
+# they run over: a client whose underlay vanished can take long to exit,
+# seen with wireguard-go): SIGTERM to the client itself (strace's child),
+# then wait for strace to exit with it. strace must not be signalled while
+# its tracee exits: it then waits for a stop that never comes (seen: the
+# guest hung). SIGKILL only for what is still there after 20 s.
+stop_all() {
+	local e p c n rev=
+	for e in $pids; do
+		rev="$e $rev"
+	done
+	for e in $rev; do
+		p=${e#*:}
+		c=$(children "$p")
+		kill ${c:-$p} 2>/dev/null
+		n=20
+		while ! gone "$p" && [ $n -gt 0 ]; do
+			sleep 1
+			n=$((n - 1))
+		done
+		if ! gone "$p"; then
+			c=$(children "$p")
+			echo "${e%:*} (pid $p, child ${c:-none}) still running 20 s after SIGTERM: SIGKILL"
+			for c in $p $c; do
+				echo "  $c: $(cut -d' ' -f2-3 /proc/$c/stat) wchan=$(cat /proc/$c/wchan)"
+			done
+			tail -n 3 "/tmp/${e%:*}.log"
+			kill -9 $(children "$p") "$p" 2>/dev/null
+		fi
+		wait "$p" 2>/dev/null
+	done
+	pids=
+}
+
+# The flags a client gave its device (TUNSETIFF and TUNSETPERSIST), as the
+# driver shows them in sysfs: strace prints TUNSETIFF's argument as a pointer.
+flags() { # flags NAME NS DEV (NS "-": this namespace)
+	local pre=
+	[ "$2" = - ] || pre="$IP netns exec $2"
+	echo "FLAGS $1: $3 tun_flags=$($pre cat "/sys/class/net/$3/tun_flags" 2>&1)"
+}
+
+# What a client did on its tun file descriptors, from its strace log: the
+# open of /dev/net/tun and every ioctl/fcntl on a descriptor it returned,
+# deduplicated. One trace is one process (none of the clients fork), so the
+# descriptors are keyed by number alone: strace -f logs thread IDs.
+census() { # census NAME
+	[ -f "/tmp/trace.$1" ] || return 0
+	awk -v name="$1" '
+	{
+		sub(/^[0-9]+ +/, "")
+		if ($0 ~ /^open(at)?\(.*"\/dev\/net\/tun"/ && match($0, /= [0-9]+$/)) {
+			tun[substr($0, RSTART + 2)] = 1
+		} else {
+			if (!match($0, /^[a-z0-9_]+\([0-9]+/))
+				next
+			fd = substr($0, RSTART, RLENGTH)
+			sub(/.*\(/, "", fd)
+			if (!(fd in tun))
+				next
+			if ($0 ~ /^close\(/) {
+				delete tun[fd]
+				next
+			}
+			if ($0 ~ /^dup[23]?\(/ && match($0, /= [0-9]+$/))
+				tun[substr($0, RSTART + 2)] = 1
+		}
+		line = $0
+		sub(/\([0-9]+, /, "(tunfd, ", line)
+		sub(/= [0-9]+$/, "= N", line)
+		gsub(/ifr_name="[^"]*"/, "ifr_name=NAME", line)
+		gsub(/0x[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]+/, "PTR", line)
+		gsub(/  +/, " ", line)
+		if (!(line in seen)) {
+			seen[line] = 1
+			print "IOCTL " name ": " line
+		}
+	}' "/tmp/trace.$1"
+}
+
+# Run a command in the foreground, under strace like start() does.
+traced() { # traced NAME CMD...
+	local name=$1
+	shift
+	if [ -x /usr/bin/strace ] && [ "${RTUN_STRACE:-1}" != 0 ]; then
+		/usr/bin/strace -f -qq -o "/tmp/trace.$name" \
+			-e trace=open,openat,ioctl,fcntl,close,dup,dup2,dup3 "$@"
+	else
+		"$@"
+	fi
+}
+
+# ping from namespace NS: 5 echo requests, all 5 must be answered.
+pings() { # pings NS ADDR
+	local out rx
+	out=$($IP netns exec "$1" ping -c 5 -w 60 "$2" 2>&1)
+	echo "$out" | tail -2
+	rx=$(echo "$out" | sed -n 's/.* \([0-9]*\) packets received.*/\1/p')
+	[ "${rx:-0}" = 5 ]
+}
+
+# 256 KiB of random bytes over TCP from namespace a to ADDR in namespace b,
+# compared with what was sent.
+xfer() { # xfer ADDR
+	local lp rc
+	rm -f /tmp/rx
+	$IP netns exec b timeout 120 $SOCAT -u TCP-LISTEN:7000,reuseaddr OPEN:/tmp/rx,creat,trunc &
+	lp=$!
+	$IP netns exec a timeout 120 $SOCAT -u OPEN:/tmp/tx TCP:"$1":7000,retry=30,interval=1
+	rc=$?
+	# A client that could not connect leaves the listener waiting.
+	[ $rc = 0 ] || kill $lp 2>/dev/null
+	wait $lp || rc=1
+	[ $rc = 0 ] && cmp /tmp/tx /tmp/rx && echo "xfer: 262144 bytes to $1 intact"
+}
+
+# Whether device DEV in namespace NS is up with IPv4 address ADDR.
+has_addr() { # has_addr NS DEV ADDR
+	$IP -n "$1" -4 addr show "$2" up 2>/dev/null | grep -q "inet $3/"
+}
+
+# Wait up to SECS seconds for a command to succeed.
+wait_for() { # wait_for SECS CMD...
+	local n=$1
+	shift
+	while ! "$@" 2>/dev/null; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 1
+	done
+}
+
+echo "RTUN-CLIENTS: driver $driver"
+module=$driver
+case $driver in
+tun) [ "${RTUN_NOLOAD:-0}" = 1 ] || insmod /lib/modules/tun.ko || exit 1 ;;
+dropin)
+	module=rust_tun
+	[ "${RTUN_NOLOAD:-0}" = 1 ] || insmod /lib/modules/rust_tun.ko dropin=1 || exit 1
+	;;
+rust_tun)
+	insmod /lib/modules/rust_tun.ko || exit 1
+	dev=
+	for d in /sys/class/misc/*; do
+		grep -qx 'DEVNAME=net/rust_tun' "$d/uevent" 2>/dev/null && dev=$(cat "$d/dev")
+	done
+	[ -n "$dev" ] || { echo "no misc device net/rust_tun"; exit 1; }
+	mkdir -p /dev/net
+	rm -f /dev/net/tun
+	mknod /dev/net/tun c "${dev%:*}" "${dev#*:}" || exit 1
+	;;
+*) echo "unknown driver $driver"; exit 2 ;;
+esac
+ls -l /dev/net/
+grep MemAvailable /proc/meminfo
+# wg colours its output on a terminal (the console is one).
+export WG_COLOR_MODE=never
+
+# Two "hosts": network namespaces a and b, loopback up, IPv6 off (it would
+# send autoconfiguration packets through every tunnel).
+for ns in a b; do
+	$IP netns add $ns || exit 1
+	$IP -n $ns link set lo up
+	$IP netns exec $ns sh -c 'for c in all default; do echo 1 >/proc/sys/net/ipv6/conf/$c/disable_ipv6; done'
+done
+dd if=/dev/urandom of=/tmp/tx bs=1024 count=256 2>/dev/null
+
+# --- iproute2: persistent devices, listed and deleted ------------------------
+echo "=== iproute2 ($($IP -V))"
+why=
+traced ip-tuntap-add-t0 $IP tuntap add dev t0 mode tap || why="tuntap add t0 failed"
+traced ip-tuntap-add-t1 $IP tuntap add dev t1 mode tun multi_queue user 1000 group 1000 ||
+	why="$why; tuntap add t1 failed"
+out=$($IP tuntap show)
+echo "$out"
+echo "$out" | grep -qE '^t0: tap( .*)? persist' || why="$why; t0 not listed as a persistent tap"
+echo "$out" | grep -qE '^t1: tun( .*)? persist( .*)? user 1000 group 1000' ||
+	why="$why; t1 not listed as a persistent tun with user and group"
+$IP -d tuntap show
+flags ip-tuntap-add-t0 - t0
+flags ip-tuntap-add-t1 - t1
+$IP -d link show t0 || why="$why; ip -d link show t0 failed"
+$IP -d link show t0 | grep -q 'tun type tap' ||
+	why="$why; ip -d link shows no tun details"
+# Without a queue file attached: tun accepts carrier off, refuses carrier on.
+$IP link set t0 carrier off
+echo "carrier off without a file: rc=$?"
+$IP link set t0 carrier on
+echo "carrier on without a file: rc=$?"
+$IP link set t0 up && $IP link show t0 | grep -q 'NO-CARRIER' || why="$why; t0 up without NO-CARRIER"
+traced ip-tuntap-del-t0 $IP tuntap del dev t0 mode tap || why="$why; tuntap del t0 failed"
+traced ip-tuntap-del-t1 $IP tuntap del dev t1 mode tun multi_queue || why="$why; tuntap del t1 failed"
+$IP link show t0 2>/dev/null && why="$why; t0 still exists"
+$IP link show t1 2>/dev/null && why="$why; t1 still exists"
+if [ -z "$why" ]; then ok iproute2; else fail iproute2 "${why#; }"; fi
+
+# --- socat: the wire (tap over a UNIX datagram socket pair), then a TUN <->
+# UDP tunnel across it ---------------------------------------------------------
+echo "=== socat ($($SOCAT -V | sed -n 's/^socat version \([^ ]*\).*/\1/p'))"
+why=
+rm -f /tmp/wire-a /tmp/wire-b
+start socat-wire-a a $SOCAT -d TUN:192.168.77.1/24,tun-type=tap,iff-no-pi,tun-name=wire0,up \
+	UNIX-SENDTO:/tmp/wire-b,bind=/tmp/wire-a
+start socat-wire-b b $SOCAT -d TUN:192.168.77.2/24,tun-type=tap,iff-no-pi,tun-name=wire0,up \
+	UNIX-SENDTO:/tmp/wire-a,bind=/tmp/wire-b
+wait_for 30 test -S /tmp/wire-a -a -S /tmp/wire-b || why="wire sockets not bound"
+wait_for 30 has_addr a wire0 192.168.77.1 || why="$why; wire0 not up in a"
+wait_for 30 has_addr b wire0 192.168.77.2 || why="$why; wire0 not up in b"
+wire=0
+pings a 192.168.77.2 && wire=1 || why="$why; no ping replies across the wire (tap)"
+flags socat-wire-a a wire0
+# iproute2 lists the processes attached to a device (from /proc/*/fdinfo).
+$IP -n a -d tuntap show
+$IP -n a -d tuntap show | grep -q 'Attached to processes:.*socat' ||
+	why="$why; ip -d tuntap show does not list socat on wire0"
+start socat-tun-b b $SOCAT -d TUN:10.9.0.2/24,up,tun-name=stun0 UDP:192.168.77.1:5000,bind=192.168.77.2:5000
+start socat-tun-a a $SOCAT -d TUN:10.9.0.1/24,up,tun-name=stun0 UDP:192.168.77.2:5000,bind=192.168.77.1:5000
+wait_for 30 has_addr a stun0 10.9.0.1 || why="$why; stun0 not up in a"
+wait_for 30 has_addr b stun0 10.9.0.2 || why="$why; stun0 not up in b"
+flags socat-tun-a a stun0
+pings a 10.9.0.2 || why="$why; no ping replies through the TUN/UDP tunnel"
+xfer 10.9.0.2 || why="$why; TCP transfer through the TUN/UDP tunnel failed"
+if [ -z "$why" ]; then ok socat; else fail socat "${why#; }"; fi
+
+# --- openvpn: peer to peer, static key, over UDP on the wire -------------------
+echo "=== openvpn ($(/usr/bin/openvpn --version | head -1 | cut -d' ' -f1-2))"
+why=
+if [ $wire = 1 ]; then
+	/usr/bin/openvpn --genkey secret /tmp/ovpn.key || why="openvpn --genkey failed"
+	for side in a:1:2 b:2:1; do
+		ns=${side%%:*}
+		me=${side#*:}
+		me=${me%:*}
+		peer=${side##*:}
+		start openvpn-$ns $ns /usr/bin/openvpn --disable-dco --dev ovpn0 --dev-type tun \
+			--proto udp --local 192.168.77.$me --lport 1194 \
+			--remote 192.168.77.$peer --rport 1194 \
+			--ifconfig 10.8.0.$me 10.8.0.$peer \
+			--secret /tmp/ovpn.key --cipher AES-256-CBC --verb 3
+	done
+	for ns in a b; do
+		wait_for 60 grep -q 'Initialization Sequence Completed' /tmp/openvpn-$ns.log ||
+			why="$why; openvpn in $ns did not complete initialization"
+	done
+	flags openvpn-a a ovpn0
+	pings a 10.8.0.2 || why="$why; no ping replies through openvpn"
+	xfer 10.8.0.2 || why="$why; TCP transfer through openvpn failed"
+	[ -z "$why" ] || tail -20 /tmp/openvpn-a.log /tmp/openvpn-b.log
+else
+	why="the wire (socat) is down"
+fi
+if [ -z "$why" ]; then ok openvpn; else fail openvpn "${why#; }"; fi
+
+# --- wireguard-go + wg, over UDP on the wire ----------------------------------
+echo "=== wireguard-go ($(/usr/bin/wireguard-go --version 2>&1 | head -1))"
+why=
+if [ $wire = 1 ]; then
+	for ns in a b; do
+		(umask 077 && /usr/bin/wg genkey >/tmp/wg-$ns.key)
+		/usr/bin/wg pubkey </tmp/wg-$ns.key >/tmp/wg-$ns.pub
+		# The UAPI sockets are in /var/run/wireguard, shared by the
+		# namespaces: one interface name per side.
+		start wireguard-go-$ns $ns env WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 \
+			/usr/bin/wireguard-go -f wg$ns
+	done
+	for side in a:1:b:2 b:2:a:1; do
+		ns=${side%%:*}
+		rest=${side#*:}
+		me=${rest%%:*}
+		rest=${rest#*:}
+		peer=${rest%%:*}
+		pn=${rest#*:}
+		wait_for 60 test -S /var/run/wireguard/wg$ns.sock || why="$why; wireguard-go in $ns has no UAPI socket"
+		# wireguard-go creates the socket, then watches it with inotify
+		# (ipc/uapi_linux.go) and exits if it cannot.
+		sleep 2
+		if grep -q 'Failed to listen on uapi socket: function not implemented' /tmp/wireguard-go-$ns.log; then
+			why="$why; wireguard-go in $ns exited: its UAPI listener needs inotify_init (ENOSYS: no CONFIG_INOTIFY_USER)"
+			continue
+		fi
+		flags wireguard-go-$ns $ns wg$ns
+		$IP netns exec $ns /usr/bin/wg set wg$ns private-key /tmp/wg-$ns.key listen-port 51820 \
+			peer "$(cat /tmp/wg-$peer.pub)" endpoint 192.168.77.$pn:51820 allowed-ips 10.7.0.$pn/32 ||
+			why="$why; wg set in $ns failed"
+		$IP -n $ns addr add 10.7.0.$me/24 dev wg$ns || why="$why; no address on wg$ns"
+		$IP -n $ns link set wg$ns up || why="$why; wg$ns not up"
+	done
+	if [ -z "$why" ]; then
+		pings a 10.7.0.2 || why="$why; no ping replies through wireguard"
+		xfer 10.7.0.2 || why="$why; TCP transfer through wireguard failed"
+		$IP netns exec a /usr/bin/wg show wga
+	fi
+	[ -z "$why" ] || tail -20 /tmp/wireguard-go-a.log /tmp/wireguard-go-b.log
+else
+	why="the wire (socat) is down"
+fi
+if [ -z "$why" ]; then ok wireguard-go; else fail wireguard-go "${why#; }"; fi
+
+# Memory with every tunnel up (run-guest.sh gives the test kernel 1 GiB).
+grep MemAvailable /proc/meminfo
+stop_all
+for name in ip-tuntap-add-t0 ip-tuntap-add-t1 ip-tuntap-del-t0 ip-tuntap-del-t1 socat-wire-a socat-tun-a openvpn-a wireguard-go-a; do
+	census $name
+done
+
+# --- the kernel's tun selftest -------------------------------------------------
+echo "=== tun-selftest"
+/usr/bin/tun-selftest
+rc=$?
+if [ $rc = 0 ]; then ok tun-selftest; else fail tun-selftest "exit status $rc"; fi
+
+# --- the 32-bit compat client --------------------------------------------------
+echo "=== tun32"
+/usr/bin/tun32 /dev/net/tun tap32 >/tmp/tun32.out
+rc=$?
+sed 's/^/TUN32 /' /tmp/tun32.out
+if [ $rc != 0 ]; then
+	fail tun32 "exit status $rc"
+elif ! grep -q '^step=close ' /tmp/tun32.out; then
+	fail tun32 "did not reach the last step"
+else
+	ok tun32
+fi
+
+# --- teardown: no device, no process, the module unloads ---------------------
+for ns in a b; do
+	$IP netns del $ns
+done
+left=$(ls /sys/class/net | grep -vxE 'lo|sit0')
+[ -z "$left" ] || { echo "devices left: $left"; fails=$((fails + 1)); }
+sleep 1
+if [ "${RTUN_NOLOAD:-0}" != 1 ]; then
+	rmmod $module || { echo "rmmod $module failed"; fails=$((fails + 1)); }
+fi
+echo "modules left: $(cut -d' ' -f1 /proc/modules | tr '\n' ' ')"
+echo "RTUN-CLIENTS: $fails failed"
+[ $fails = 0 ]

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A socket per open file, as tun.c's `tun_file` is one (`struct sock`
+//! first, then `struct socket`): it accounts a writer's in-flight bytes
+//! against its send buffer (`sock_alloc_send_pskb()`: the writer blocks or
+//! gets `EAGAIN` past `sk_sndbuf`), carries the file's classic BPF filter
+//! (`sk_attach_filter()`, run on transmit by `sk_filter()`), and holds the
+//! opener's network namespace for `SIOCGSKNS`.
+//!
+//! The socket is allocated by `sk_alloc()` with a [`Proto`] of the driver's
+//! and freed by the kernel when its last reference goes: the owner's
+//! ([`Sock`]'s drop) and one per packet written and still in flight. Each
+//! socket pins the module (`proto.owner`), so the write-space callback
+//! below stays loaded while any packet can still call it.
+
+use super::*;
+
+/// A driver's `struct proto` for its sockets: a `static`.
+pub(crate) struct Proto(KernelStatic<bindings::proto>);
+
+impl Proto {
+    /// A protocol named `name` (shown nowhere: it is never registered,
+    /// as tun.c's is not), for [`Sock`]s.
+    pub(crate) const fn new(name: &[u8]) -> Self {
+        let mut p = bindings::proto {
+            owner: this_module(),
+            obj_size: core::mem::size_of::<bindings::rtun_sock>() as c_uint,
+            ..zeroed()
+        };
+        let mut i = 0;
+        while i < name.len() && i < p.name.len() - 1 {
+            p.name[i] = name[i] as core::ffi::c_char;
+            i += 1;
+        }
+        Self(KernelStatic::new(p))
+    }
+}
+
+/// `struct sock_fprog` as `TUNATTACHFILTER` copies it from user space:
+/// the number of instructions and a user pointer to them.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct SockFprog(bindings::sock_fprog);
+
+// SAFETY: Plain data; the pointer is a user address, never dereferenced
+// by Rust.
+unsafe impl Send for SockFprog {}
+
+/// The size of `struct sock_fprog` (64-bit).
+pub(crate) const SOCK_FPROG_LEN: usize = core::mem::size_of::<bindings::sock_fprog>();
+
+impl SockFprog {
+    /// From the bytes user space passed.
+    pub(crate) fn from_bytes(b: &[u8; SOCK_FPROG_LEN]) -> Self {
+        // SAFETY: `sock_fprog` is plain old data of this size (a `u16` and
+        // a pointer, which may hold any value: it is a user address).
+        Self(unsafe { core::mem::transmute_copy::<[u8; SOCK_FPROG_LEN], bindings::sock_fprog>(b) })
+    }
+
+    /// The bytes `TUNGETFILTER` copies out.
+    pub(crate) fn to_bytes(self) -> [u8; SOCK_FPROG_LEN] {
+        // SAFETY: As above; padding bytes were zeroed by `Default` or come
+        // from user space.
+        unsafe { core::mem::transmute_copy::<bindings::sock_fprog, [u8; SOCK_FPROG_LEN]>(&self.0) }
+    }
+}
+
+/// A socket owned by an open file (one reference on `struct rtun_sock`).
+///
+/// # Invariants
+///
+/// Points to a live `rtun_sock` initialised by [`Sock::new`], on which this
+/// holds a reference.
+pub(crate) struct Sock(NonNull<bindings::rtun_sock>);
+
+// SAFETY: A socket reference can move between threads; the socket's own
+// locks serialise what needs it.
+unsafe impl Send for Sock {}
+// SAFETY: Shared use only through the kernel's socket API, which is
+// thread-safe, and atomic field accesses.
+unsafe impl Sync for Sock {}
+
+/// `INT_MAX`: tun.c's default send buffer (no limit).
+pub(crate) const SNDBUF_UNLIMITED: i32 = i32::MAX;
+
+impl Sock {
+    /// `sk_alloc()` + `sock_init_data_uid()`, as `tun_chr_open()`: in the
+    /// caller's network namespace, owned by the caller's fsuid, with the
+    /// write-space callback below and an unlimited send buffer.
+    pub(crate) fn new(proto: &'static Proto) -> Result<Self> {
+        let net = NetNs::current();
+        // SAFETY: `net` is a live namespace (sk_alloc takes its own
+        // reference); `proto` is static and describes `rtun_sock`.
+        let sk = unsafe {
+            bindings::sk_alloc(
+                net.0.as_ptr(),
+                bindings::AF_UNSPEC as c_int,
+                bindings::RTUN_GFP_KERNEL,
+                proto.0.get(),
+                0,
+            )
+        };
+        let rs = NonNull::new(sk.cast::<bindings::rtun_sock>()).ok_or(ENOMEM)?;
+        // SAFETY: A fresh socket of `proto`'s size, ours alone: its
+        // `struct socket` is set up as tun_chr_open() does.
+        unsafe {
+            let sock = bindings::rtun_sock_socket(rs.as_ptr());
+            bindings::__init_waitqueue_head(
+                bindings::rtun_socket_wait(sock),
+                kernel::c_str!("rust_tun sock").as_char_ptr().cast(),
+                ptr::from_ref(kernel::static_lock_class!())
+                    .cast_mut()
+                    .cast(),
+            );
+            bindings::sock_init_data_uid(sock, sk, bindings::rtun_current_fsuid());
+            bindings::rtun_sk_set_write_space(sk, Some(sock_write_space));
+            bindings::rtun_sk_set_sndbuf(sk, SNDBUF_UNLIMITED);
+        }
+        // INVARIANT: Initialised, and the allocation's reference is ours.
+        Ok(Self(rs))
+    }
+
+    fn sk(&self) -> *mut bindings::sock {
+        self.0.as_ptr().cast()
+    }
+
+    /// The wait queue a writer sleeps on for send-buffer space
+    /// (`sk_sleep()`).
+    pub(crate) fn wq(&self) -> &WaitQueue {
+        // SAFETY: The socket's wait queue head lives as long as the socket;
+        // `WaitQueue` is a transparent wrapper of `wait_queue_head`.
+        unsafe { &*inline::sk_sleep(self.sk()).cast::<WaitQueue>() }
+    }
+
+    /// `sk->sk_sndbuf`.
+    pub(crate) fn sndbuf(&self) -> i32 {
+        // SAFETY: A live socket; READ_ONCE.
+        unsafe { bindings::rtun_sk_sndbuf(self.sk()) }
+    }
+
+    /// Sets `sk->sk_sndbuf`, as `tun_set_sndbuf()` (WRITE_ONCE).
+    pub(crate) fn set_sndbuf(&self, v: i32) {
+        // SAFETY: A live socket; WRITE_ONCE.
+        unsafe { bindings::rtun_sk_set_sndbuf(self.sk(), v) }
+    }
+
+    /// `sock_writeable()`: in-flight bytes below half the send buffer.
+    pub(crate) fn writeable(&self) -> bool {
+        // SAFETY: A live socket.
+        unsafe { inline::sock_writeable(self.sk()) }
+    }
+
+    /// Flags that a poller waits for space (`SOCKWQ_ASYNC_NOSPACE`), so the
+    /// next freed packet wakes it; whether it was flagged already.
+    pub(crate) fn test_and_set_nospace(&self) -> bool {
+        // SAFETY: A live socket with its `struct socket`.
+        unsafe { bindings::rtun_sk_test_and_set_nospace(self.sk()) }
+    }
+
+    /// Whether a classic BPF filter is attached.
+    #[inline(always)]
+    pub(crate) fn has_filter(&self) -> bool {
+        // SAFETY: A live socket; a plain pointer read, as
+        // `rcu_access_pointer()`.
+        unsafe { !inline::SOCK_FILTER.read_once(self.sk()).is_null() }
+    }
+
+    /// `sk_filter()`: runs the attached filter on `skb`, which it may trim;
+    /// `Err` gives back a packet the filter rejected.
+    pub(crate) fn filter(&self, skb: SkBuff) -> core::result::Result<SkBuff, SkBuff> {
+        // SAFETY: A live socket and an skb we own; the filter runs under
+        // its own RCU read section.
+        if unsafe { bindings::rtun_sk_filter(self.sk(), skb.as_ptr()) } == 0 {
+            Ok(skb)
+        } else {
+            Err(skb)
+        }
+    }
+
+    /// `sk_attach_filter()` under the socket lock: copies the program from
+    /// user space, checks and attaches it.
+    pub(crate) fn attach_filter(&self, fprog: &SockFprog) -> Result {
+        let mut f = fprog.0;
+        // SAFETY: A live socket, locked as sk_attach_filter() wants; it
+        // reads the program through the user pointer with copy_from_user.
+        let ret = unsafe {
+            bindings::rtun_lock_sock(self.sk());
+            let ret = bindings::sk_attach_filter(&mut f, self.sk());
+            bindings::release_sock(self.sk());
+            ret
+        };
+        to_result(ret)
+    }
+
+    /// `sk_detach_filter()` under the socket lock.
+    pub(crate) fn detach_filter(&self) {
+        // SAFETY: A live socket, locked.
+        unsafe {
+            bindings::rtun_lock_sock(self.sk());
+            bindings::sk_detach_filter(self.sk());
+            bindings::release_sock(self.sk());
+        }
+    }
+
+    /// `sock_alloc_send_pskb()`: an skb for a write of `len` bytes with
+    /// `prepad` bytes of headroom and `linear` bytes in the head (the rest
+    /// in page fragments of up to `PAGE_ALLOC_COSTLY_ORDER`), charged to
+    /// this socket's send buffer until freed. Past the buffer it waits for
+    /// space, or fails with `EAGAIN` if `noblock`. May sleep.
+    pub(crate) fn alloc_send_skb(
+        &self,
+        prepad: usize,
+        len: usize,
+        linear: usize,
+        noblock: bool,
+    ) -> Result<Unfilled> {
+        // Under a page? Don't bother with a paged skb. Never more fragments
+        // than an skb holds.
+        let page = bindings::RTUN_PAGE_SIZE as usize;
+        let max_frags = bindings::RTUN_MAX_SKB_FRAGS as usize
+            * (page << bindings::RTUN_PAGE_ALLOC_COSTLY_ORDER);
+        let mut linear = if prepad + len < page {
+            len
+        } else {
+            linear.min(len)
+        };
+        if len - linear > max_frags {
+            linear = len - max_frags;
+        }
+        let mut err: c_int = 0;
+        // SAFETY: A live socket of ours; `err` is valid for writes.
+        let p = unsafe {
+            bindings::sock_alloc_send_pskb(
+                self.sk(),
+                (prepad + linear) as c_ulong,
+                (len - linear) as c_ulong,
+                c_int::from(noblock),
+                &mut err,
+                bindings::RTUN_PAGE_ALLOC_COSTLY_ORDER as c_int,
+            )
+        };
+        let p = NonNull::new(p).ok_or_else(|| Error::from_errno(err))?;
+        // SAFETY: A fresh skb as `Unfilled::claim` wants it.
+        Ok(unsafe { Unfilled::claim(p, prepad, len, linear) })
+    }
+
+    /// `open_related_ns(&net->ns, get_net_ns)` of the socket's namespace
+    /// (`SIOCGSKNS`) if the caller has `CAP_NET_ADMIN` there, else `EPERM`:
+    /// a new file descriptor for the namespace.
+    pub(crate) fn open_netns(&self) -> Result<isize> {
+        // SAFETY: A live socket; its namespace lives as long as it does.
+        let net = unsafe { bindings::rtun_sock_net(self.sk()) };
+        open_netns(net)
+    }
+}
+
+/// A file descriptor for `net` if the caller has `CAP_NET_ADMIN` in it.
+///
+/// Callers pass a live namespace.
+pub(super) fn open_netns(net: *mut bindings::net) -> Result<isize> {
+    // SAFETY: Callers pass a live namespace (a socket's or a device's,
+    // which they hold).
+    unsafe {
+        if !bindings::rtun_ns_capable_net_admin(net) {
+            return Err(EPERM);
+        }
+        let fd = bindings::rtun_open_related_net_ns(net);
+        to_result(fd)?;
+        Ok(fd as isize)
+    }
+}
+
+impl Drop for Sock {
+    fn drop(&mut self) {
+        // SAFETY: Our reference; packets in flight hold theirs through
+        // `sk_wmem_alloc`, and the socket is freed after the last.
+        unsafe { bindings::rtun_sock_put(self.sk()) }
+    }
+}
+
+/// `tun_sock_write_space()`: a written packet was freed; once the socket
+/// is writable again, wake whoever waits on its queue: pollers, and writers
+/// blocked in `sock_alloc_send_pskb()`.
+///
+/// Deliberate difference: tun.c also requires `SOCKWQ_ASYNC_NOSPACE` in the
+/// socket's flags, which only its poll sets, so a blocking writer past the
+/// send buffer that never polls sleeps until a signal (the socket core
+/// flags the socket_wq's word, not the socket's, and only for `O_ASYNC`).
+/// Waking on any sleeper, as `sock_def_write_space()` does, is also one
+/// load instead of an atomic bit operation per freed packet.
+///
+/// # Safety
+///
+/// Called by `sock_wfree()` on one of our sockets, which is alive (the
+/// packet holds a reference through `sk_wmem_alloc`).
+unsafe extern "C" fn sock_write_space(sk: *mut bindings::sock) {
+    // SAFETY: A live socket of ours, with its `struct socket`.
+    unsafe {
+        if !inline::sock_writeable(sk) {
+            return;
+        }
+        let wq = inline::sk_sleep(sk);
+        // Ordered after the waiter's `prepare_to_wait()`: `sock_wfree()`
+        // gave the bytes back with a locked RMW, a full barrier on x86_64
+        // (the one architecture this builds for), as `skwq_has_sleeper()`'s
+        // `smp_mb()` would be.
+        if inline::waitqueue_active(wq) {
+            bindings::rtun_wake_up_interruptible_sync_poll(
+                wq,
+                bindings::RTUN_EPOLLOUT | bindings::RTUN_EPOLLWRNORM | bindings::RTUN_EPOLLWRBAND,
+            );
+        }
+    }
+}
