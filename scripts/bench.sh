@@ -9,7 +9,8 @@
 #   3. micro-benchmark: 10M calls of the record step, Rust and C
 #   5. GSO: 64 KB UDP GSO writes and reads with the virtio-net header
 #   4. memory: idle persistent devices, rust_tun and C tun (one plain TCG
-#      boot per driver: memory does not depend on time)
+#      boot for both, rounds alternating which goes first: memory does not
+#      depend on time)
 # and writes Documentation/benchmarks/{xmit,write,micro,mem,gso}.json, results.md
 # and chart.svg, then prints results.md.
 #
@@ -38,11 +39,8 @@ for table in xmit write micro gso; do
 	bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 --log "$logs/$table.log" \
 		"$RT_TOP/scripts/guest/bench-$table.sh" "${args[@]}" >/dev/null
 done
-for driver in rust_tun tun; do
-	rt_log "table mem, $driver"
-	bash "$RT_TOP/scripts/run-guest.sh" --timeout 1800 --log "$logs/mem-$driver.log" \
-		"$RT_TOP/scripts/guest/bench-mem.sh" "$driver" >/dev/null
-done
-cat "$logs/mem-rust_tun.log" "$logs/mem-tun.log" >"$logs/mem.log"
+rt_log "table mem"
+bash "$RT_TOP/scripts/run-guest.sh" --timeout 3600 --log "$logs/mem.log" \
+	"$RT_TOP/scripts/guest/bench-mem.sh" >/dev/null
 python3 "$RT_TOP/scripts/bench-report.py" "$RT_TOP/Documentation/benchmarks" \
 	"$logs/xmit.log" "$logs/write.log" "$logs/micro.log" "$logs/mem.log" "$logs/gso.log"
