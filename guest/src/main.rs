@@ -1499,6 +1499,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("vnet_settings_persist", vnet::t_vnet_settings_persist, &[RUST, C]),
     ("vnet_gso_udp6_write", vnet::t_vnet_gso_udp6_write, &[RUST, C]),
     ("vnet_gso_tcp_write", vnet::t_vnet_gso_tcp_write, &[RUST, C]),
+    ("vnet_gso_tcp6_write", vnet::t_vnet_gso_tcp6_write, &[RUST, C]),
     ("napi", vnet::t_napi, &[RUST, C]),
     ("compat_32bit", clients::t_compat_32bit, &[RUST]),
     ("clients", clients::t_clients, &[C]),

@@ -530,3 +530,71 @@ pub fn t_vnet_gso_tcp_write(n: Node) -> TestResult {
     check!(conn.read(&mut more).is_err(), "more data after the payload");
     Ok(())
 }
+
+/// A TCP segment over IPv6 from `src:sport` to `dst:dport`; its checksum
+/// is the full one, or with `partial` the pseudo-header sum (`NEEDS_CSUM`).
+#[allow(clippy::too_many_arguments)]
+fn tcp6_seg(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, opts: &[u8], data: &[u8], partial: bool) -> Vec<u8> {
+    let hl = 20 + opts.len();
+    let mut s = vec![0u8; hl];
+    s[0..2].copy_from_slice(&sport.to_be_bytes());
+    s[2..4].copy_from_slice(&dport.to_be_bytes());
+    s[4..8].copy_from_slice(&seq.to_be_bytes());
+    s[8..12].copy_from_slice(&ack.to_be_bytes());
+    s[12] = ((hl / 4) as u8) << 4;
+    s[13] = flags;
+    s[14..16].copy_from_slice(&65535u16.to_be_bytes());
+    s[20..].copy_from_slice(opts);
+    s.extend_from_slice(data);
+    let mut ph = Vec::new();
+    ph.extend_from_slice(&src);
+    ph.extend_from_slice(&dst);
+    ph.extend_from_slice(&(s.len() as u32).to_be_bytes());
+    ph.extend_from_slice(&[0, 0, 0, 6]);
+    let c = if partial {
+        !pkt::csum(&ph)
+    } else {
+        ph.extend_from_slice(&s);
+        pkt::csum(&ph)
+    };
+    s[16..18].copy_from_slice(&c.to_be_bytes());
+    pkt::ipv6(src, dst, 6, &s)
+}
+
+/// TCP GSO writes over IPv6 (`GSO_TCPV6`), as [`t_vnet_gso_tcp_write`].
+pub fn t_vnet_gso_tcp6_write(n: Node) -> TestResult {
+    const GSO_TCPV6: u8 = 4;
+    let t = tun_vnet(n, "rt-vt6", IFF_TUN | IFF_NO_PI)?;
+    write_file("/proc/sys/net/ipv6/conf/rt-vt6/accept_dad", "0")?;
+    write_file("/proc/sys/net/ipv6/conf/rt-vt6/disable_ipv6", "0")?;
+    sh("ip -6 addr add fd88::1/64 dev rt-vt6 && ip link set rt-vt6 up")?;
+    let me: [u8; 16] = "fd88::1".parse::<std::net::Ipv6Addr>().unwrap().octets();
+    let peer: [u8; 16] = "fd88::2".parse::<std::net::Ipv6Addr>().unwrap().octets();
+    let listener = std::net::TcpListener::bind("[fd88::1]:9100").map_err(|e| e.to_string())?;
+    static RUNS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let sport = 41000 + RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let syn = tcp6_seg(peer, me, sport, 9100, 5000, 0, 0x02, &[2, 4, 0x03, 0xe8], &[], false);
+    check!(t.write(&with_hdr(&Vnet::default(), &syn)).is_ok(), "SYN write");
+    let synack = read_until(&t, Duration::from_secs(5), |p| {
+        p.len() >= VNET_HDR_LEN + 60 && p[VNET_HDR_LEN] >> 4 == 6 && p[VNET_HDR_LEN + 6] == 6 && p[VNET_HDR_LEN + 53] & 0x12 == 0x12
+    })?;
+    let tcp = &synack[VNET_HDR_LEN + 40..];
+    let isn = u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]);
+    let ack = tcp6_seg(peer, me, sport, 9100, 5001, isn.wrapping_add(1), 0x10, &[], &[], false);
+    check!(t.write(&with_hdr(&Vnet::default(), &ack)).is_ok(), "ACK write");
+    let (mut conn, _) = listener.accept().map_err(|e| format!("accept: {e}"))?;
+    conn.set_read_timeout(Some(Duration::from_secs(3))).map_err(|e| e.to_string())?;
+
+    let data: Vec<u8> = (0..5000u32).map(|i| (i * 17 + i / 11) as u8).collect();
+    let seg = tcp6_seg(peer, me, sport, 9100, 5001, isn.wrapping_add(1), 0x18, &[], &data, true);
+    let h = Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_TCPV6, hdr_len: 60, gso_size: 1000, csum_start: 40, csum_offset: 16 };
+    let w = with_hdr(&h, &seg);
+    check!(t.write(&w) == Ok(w.len()), "TSO6 write: {:?}", t.write(&w));
+    let mut got = vec![0u8; data.len()];
+    use std::io::Read;
+    conn.read_exact(&mut got).map_err(|e| format!("read from the accepted socket: {e}"))?;
+    check!(got == data, "the bytes read are not the payload");
+    let mut more = [0u8; 16];
+    check!(conn.read(&mut more).is_err(), "more data after the payload");
+    Ok(())
+}
