@@ -87,10 +87,8 @@ impl<P> NetDevice<P> {
         unsafe {
             inline::dev_sw_netstats_add(
                 self.as_ptr(),
-                [
-                    (inline::SW_NETSTATS_RX_BYTES, u64::from(len)),
-                    (inline::SW_NETSTATS_RX_PACKETS, 1),
-                ],
+                (inline::SW_NETSTATS_RX_PACKETS, 1),
+                (inline::SW_NETSTATS_RX_BYTES, u64::from(len)),
             )
         }
     }
@@ -103,10 +101,8 @@ impl<P> NetDevice<P> {
         unsafe {
             inline::dev_sw_netstats_add(
                 self.as_ptr(),
-                [
-                    (inline::SW_NETSTATS_TX_BYTES, u64::from(len)),
-                    (inline::SW_NETSTATS_TX_PACKETS, u64::from(packets)),
-                ],
+                (inline::SW_NETSTATS_TX_PACKETS, u64::from(packets)),
+                (inline::SW_NETSTATS_TX_BYTES, u64::from(len)),
             )
         }
     }
