@@ -10,7 +10,7 @@
 # usage: bench-mem.sh [COUNT] [ROUNDS]
 set -u
 COUNT=${1:-200}
-ROUNDS=${2:-3}
+ROUNDS=${2:-5}
 insmod /lib/modules/rust_tun.ko && insmod /lib/modules/tun.ko || exit 1
 
 memfree() {
@@ -24,7 +24,7 @@ memfree() {
 # deferred frees (RCU callbacks) to land.
 del() {
 	for d in $(ls /sys/class/net | grep "^$1"); do ip link del "$d" || return 1; done
-	sleep 2
+	sleep 3
 }
 
 node_of() {
