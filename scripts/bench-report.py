@@ -77,8 +77,10 @@ def main():
 
     # Table 1.
     md += ["## Xmit path (pktgen start_xmit, 64-byte UDP, single-queue TAP, reader on CPU 1)", "",
-           "Each row's median of the rounds (one boot; the rounds repeat every row).", "",
-           "| driver | mode | RPS | pps (median) | pps, each round | instructions/packet | errors | RPS hashes in the run |",
+           "Each row's median over five boots (the two vCPUs' interleaving shifts",
+           "from boot to boot by several tenths of a percent; within a boot rows",
+           "repeat to about 0.05 %).", "",
+           "| driver | mode | RPS | pps (median) | pps, each boot | instructions/packet | errors | RPS hashes in the run |",
            "|---|---|---|---:|---|---:|---:|---:|"]
     xrows = {}
     for r in xmit:
