@@ -200,17 +200,9 @@ pub fn t_vnet_gso_udp_write(n: Node) -> TestResult {
     let data: Vec<u8> = (0..6000u32).map(|i| (i * 7 + i / 251) as u8).collect();
     let p = udp_partial(peer, me, 5555, 9000, &data);
     let h = Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_UDP_L4, hdr_len: 28, gso_size: 1000, csum_start: 20, csum_offset: 6 };
-    let w = with_hdr(&h, &p);
-    check!(t.write(&w) == Ok(w.len()), "GSO write: {:?}", t.write(&w));
-    let mut got = Vec::new();
-    let mut buf = vec![0u8; 65536];
-    for i in 0..6 {
-        let (m, from) = sock.recv_from(&mut buf).map_err(|e| format!("datagram {i}: {e}"))?;
-        check!(m == 1000, "datagram {i}: {m} bytes from {from}");
-        got.extend_from_slice(&buf[..m]);
-    }
-    check!(got == data, "the six datagrams are not the payload");
+    gso_write_six(&t, &with_hdr(&h, &p), &sock, &data)?;
     // One datagram, checksum left partial.
+    let mut buf = vec![0u8; 65536];
     let one = udp_partial(peer, me, 5555, 9000, &data[..1200]);
     let h = Vnet { flags: F_NEEDS_CSUM, csum_start: 20, csum_offset: 6, ..Default::default() };
     check!(t.write(&with_hdr(&h, &one)).is_ok(), "checksum-offload write");
@@ -219,9 +211,23 @@ pub fn t_vnet_gso_udp_write(n: Node) -> TestResult {
     Ok(())
 }
 
-/// A TCP segment from `src:sport` to `dst:dport` with a correct checksum.
-#[allow(clippy::too_many_arguments)]
-fn tcp_seg(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, opts: &[u8], data: &[u8]) -> Vec<u8> {
+/// Writes `w`, one UDP GSO packet of `data` in 1000-byte segments, and
+/// checks that `sock` receives it as six datagrams with the bytes intact.
+fn gso_write_six(t: &Tun, w: &[u8], sock: &std::net::UdpSocket, data: &[u8]) -> TestResult {
+    check!(t.write(w) == Ok(w.len()), "GSO write: {:?}", t.write(w));
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    for i in 0..6 {
+        let (m, from) = sock.recv_from(&mut buf).map_err(|e| format!("datagram {i}: {e}"))?;
+        check!(m == 1000, "datagram {i}: {m} bytes from {from}");
+        got.extend_from_slice(&buf[..m]);
+    }
+    check!(got == data, "the six datagrams are not the payload");
+    Ok(())
+}
+
+/// A TCP header with `opts` and `data`, its checksum field zero.
+fn tcp_hdr(sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, opts: &[u8], data: &[u8]) -> Vec<u8> {
     let hl = 20 + opts.len();
     let mut s = vec![0u8; hl];
     s[0..2].copy_from_slice(&sport.to_be_bytes());
@@ -233,6 +239,13 @@ fn tcp_seg(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, seq: u32, ack: u3
     s[14..16].copy_from_slice(&65535u16.to_be_bytes());
     s[20..].copy_from_slice(opts);
     s.extend_from_slice(data);
+    s
+}
+
+/// A TCP segment from `src:sport` to `dst:dport` with a correct checksum.
+#[allow(clippy::too_many_arguments)]
+fn tcp_seg(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, opts: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut s = tcp_hdr(sport, dport, seq, ack, flags, opts, data);
     let mut ph = Vec::new();
     ph.extend_from_slice(&src);
     ph.extend_from_slice(&dst);
@@ -473,16 +486,7 @@ pub fn t_vnet_gso_udp6_write(n: Node) -> TestResult {
     u[6..8].copy_from_slice(&s.to_be_bytes());
     let p = pkt::ipv6(peer, me, pkt::IPPROTO_UDP, &u);
     let h = Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_UDP_L4, hdr_len: 48, gso_size: 1000, csum_start: 40, csum_offset: 6 };
-    let w = with_hdr(&h, &p);
-    check!(t.write(&w) == Ok(w.len()), "GSO write: {:?}", t.write(&w));
-    let mut got = Vec::new();
-    let mut buf = vec![0u8; 65536];
-    for i in 0..6 {
-        let (m, from) = sock.recv_from(&mut buf).map_err(|e| format!("datagram {i}: {e}"))?;
-        check!(m == 1000, "datagram {i}: {m} bytes from {from}");
-        got.extend_from_slice(&buf[..m]);
-    }
-    check!(got == data, "the six datagrams are not the payload");
+    gso_write_six(&t, &with_hdr(&h, &p), &sock, &data)?;
     Ok(())
 }
 
@@ -510,7 +514,7 @@ pub fn t_vnet_gso_tcp_write(n: Node) -> TestResult {
     let ack = tcp_seg(peer, me, sport, 9100, 5001, isn.wrapping_add(1), 0x10, &[], &[]);
     check!(t.write(&with_hdr(&Vnet::default(), &ack)).is_ok(), "ACK write");
     listener.set_nonblocking(false).map_err(|e| e.to_string())?;
-    let (mut conn, _) = listener.accept().map_err(|e| format!("accept: {e}"))?;
+    let (conn, _) = listener.accept().map_err(|e| format!("accept: {e}"))?;
     conn.set_read_timeout(Some(Duration::from_secs(3))).map_err(|e| e.to_string())?;
 
     let data: Vec<u8> = (0..5000u32).map(|i| (i * 31 + i / 7) as u8).collect();
@@ -519,13 +523,18 @@ pub fn t_vnet_gso_tcp_write(n: Node) -> TestResult {
     let s = pseudo_sum(peer, me, 6, 20 + data.len());
     seg[36..38].copy_from_slice(&s.to_be_bytes());
     let h = Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_TCPV4, hdr_len: 40, gso_size: 1000, csum_start: 20, csum_offset: 16 };
-    let w = with_hdr(&h, &seg);
-    check!(t.write(&w) == Ok(w.len()), "TSO write: {:?}", t.write(&w));
+    tso_write_read(&t, &with_hdr(&h, &seg), conn, &data)
+}
+
+/// Writes `w`, one TCP GSO packet of `data`, and reads it whole from the
+/// accepted connection `conn`, bytes intact, and nothing after it (no
+/// duplicate segments: the next read times out).
+fn tso_write_read(t: &Tun, w: &[u8], mut conn: std::net::TcpStream, data: &[u8]) -> TestResult {
+    check!(t.write(w) == Ok(w.len()), "TSO write: {:?}", t.write(w));
     let mut got = vec![0u8; data.len()];
     use std::io::Read;
     conn.read_exact(&mut got).map_err(|e| format!("read from the accepted socket: {e}"))?;
     check!(got == data, "the bytes read are not the payload");
-    // Nothing more: the next read times out (no duplicate segments).
     let mut more = [0u8; 16];
     check!(conn.read(&mut more).is_err(), "more data after the payload");
     Ok(())
@@ -535,17 +544,7 @@ pub fn t_vnet_gso_tcp_write(n: Node) -> TestResult {
 /// is the full one, or with `partial` the pseudo-header sum (`NEEDS_CSUM`).
 #[allow(clippy::too_many_arguments)]
 fn tcp6_seg(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, opts: &[u8], data: &[u8], partial: bool) -> Vec<u8> {
-    let hl = 20 + opts.len();
-    let mut s = vec![0u8; hl];
-    s[0..2].copy_from_slice(&sport.to_be_bytes());
-    s[2..4].copy_from_slice(&dport.to_be_bytes());
-    s[4..8].copy_from_slice(&seq.to_be_bytes());
-    s[8..12].copy_from_slice(&ack.to_be_bytes());
-    s[12] = ((hl / 4) as u8) << 4;
-    s[13] = flags;
-    s[14..16].copy_from_slice(&65535u16.to_be_bytes());
-    s[20..].copy_from_slice(opts);
-    s.extend_from_slice(data);
+    let mut s = tcp_hdr(sport, dport, seq, ack, flags, opts, data);
     let mut ph = Vec::new();
     ph.extend_from_slice(&src);
     ph.extend_from_slice(&dst);
@@ -582,19 +581,11 @@ pub fn t_vnet_gso_tcp6_write(n: Node) -> TestResult {
     let isn = u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]);
     let ack = tcp6_seg(peer, me, sport, 9100, 5001, isn.wrapping_add(1), 0x10, &[], &[], false);
     check!(t.write(&with_hdr(&Vnet::default(), &ack)).is_ok(), "ACK write");
-    let (mut conn, _) = listener.accept().map_err(|e| format!("accept: {e}"))?;
+    let (conn, _) = listener.accept().map_err(|e| format!("accept: {e}"))?;
     conn.set_read_timeout(Some(Duration::from_secs(3))).map_err(|e| e.to_string())?;
 
     let data: Vec<u8> = (0..5000u32).map(|i| (i * 17 + i / 11) as u8).collect();
     let seg = tcp6_seg(peer, me, sport, 9100, 5001, isn.wrapping_add(1), 0x18, &[], &data, true);
     let h = Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_TCPV6, hdr_len: 60, gso_size: 1000, csum_start: 40, csum_offset: 16 };
-    let w = with_hdr(&h, &seg);
-    check!(t.write(&w) == Ok(w.len()), "TSO6 write: {:?}", t.write(&w));
-    let mut got = vec![0u8; data.len()];
-    use std::io::Read;
-    conn.read_exact(&mut got).map_err(|e| format!("read from the accepted socket: {e}"))?;
-    check!(got == data, "the bytes read are not the payload");
-    let mut more = [0u8; 16];
-    check!(conn.read(&mut more).is_err(), "more data after the payload");
-    Ok(())
+    tso_write_read(&t, &with_hdr(&h, &seg), conn, &data)
 }
