@@ -7,7 +7,7 @@
 
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::sys::{
-    self, errno, poll, FileOps, IoctlAbi, IovIter, NetNs, PollTable, RcuDev, RcuReadGuard, Rtnl,
+    self, errno, poll, FileOps, IoctlAbi, IovIter, NapiFrags, NetNs, PollTable, RcuDev, RcuReadGuard, Rtnl,
     RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, VnetHdr, WaitQueue, VNET_F_NEEDS_CSUM,
     VNET_HDR_LEN,
 };
@@ -303,11 +303,18 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
         0 => good_linear(align),
         h => h.min(good_linear(align)),
     };
-    let skb = tfile
-        .sock
-        .alloc_send_skb(align, len, linear, noblock)
-        .map_err(|e| if e == EAGAIN { e } else { drop(e) })?;
-    let mut skb = skb.copy_from_iter(from).map_err(drop)?;
+    let mut skb = if tfile.sock.napi_frags_enabled() {
+        // `IFF_NAPI_FRAGS`: the skb is the NAPI context's, laid out as the
+        // writer's buffer is (tun.c: `tun_napi_alloc_frags()`).
+        let frags = tfile.sock.napi_alloc_frags(len, from).map_err(drop)?;
+        Pkt::Frags(frags.copy_from_iter(from).map_err(drop)?)
+    } else {
+        let skb = tfile
+            .sock
+            .alloc_send_skb(align, len, linear, noblock)
+            .map_err(|e| if e == EAGAIN { e } else { drop(e) })?;
+        Pkt::Skb(skb.copy_from_iter(from).map_err(drop)?)
+    };
     // Checksum offload and GSO as the writer describes them, checked as
     // the kernel checks them; a bad header is a frame error (not a drop,
     // and never a WARN).
@@ -358,15 +365,22 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
         if u32::from(queue_index) < tun.numqueues.load(Ordering::Acquire) {
             skb.record_rx_queue(queue_index);
         }
-        if tfile.sock.napi_enabled() {
+        match skb {
+            // `IFF_NAPI_FRAGS`: to GRO now, in the context. `EBUSY` (the
+            // context is busy or disabled) is not counted as a drop, as
+            // tun.c.
+            Pkt::Frags(frags) => {
+                frags
+                    .gro_frags(dev)
+                    .map_err(|e| if e == EBUSY { e } else { drop(e) })?
+            }
             // `IFF_NAPI`: onto the file's NAPI queue, for GRO in the
             // context's poll. `EBUSY` (the queue is detached) is not
             // counted as a drop, as tun.c.
-            tfile.sock.napi_receive(skb, false)?;
-        } else {
+            Pkt::Skb(skb) if tfile.sock.napi_enabled() => tfile.sock.napi_receive(skb, false)?,
             // `tun_rx_batched()` without batching (tun.c's default):
             // straight into the stack, with bottom halves off.
-            skb.netif_receive_skb(&sys::BhDisabled::new());
+            Pkt::Skb(skb) => skb.netif_receive_skb(&sys::BhDisabled::new()),
         }
     }
     dev.sw_netstats_rx_add(len as u32);
@@ -375,6 +389,32 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
         tun_flow_update(tun, rxhash, tfile);
     }
     Ok(total)
+}
+
+/// A written packet: an skb of our own, or (`IFF_NAPI_FRAGS`) the NAPI
+/// context's, which must go back through it. Both read as [`SkBuff`].
+enum Pkt<'a> {
+    Skb(SkBuff),
+    Frags(NapiFrags<'a>),
+}
+
+impl core::ops::Deref for Pkt<'_> {
+    type Target = SkBuff;
+    fn deref(&self) -> &SkBuff {
+        match self {
+            Pkt::Skb(s) => s,
+            Pkt::Frags(f) => f,
+        }
+    }
+}
+
+impl core::ops::DerefMut for Pkt<'_> {
+    fn deref_mut(&mut self) -> &mut SkBuff {
+        match self {
+            Pkt::Skb(s) => s,
+            Pkt::Frags(f) => f,
+        }
+    }
 }
 
 /// `tun_chr_write_iter()`.

@@ -88,12 +88,14 @@ fn tun_disable_queue(tun: &Tun, tfile: Arc<TunFile>, rtnl: &mut Rtnl<'_>) {
 /// `tun_attach()`: makes `tfile` queue `numqueues` of `dev`; unless
 /// `skip_filter` (`IFF_NOFILTER`), the file gets the device's filter; with
 /// `napi` (`IFF_NAPI`) a file attached for the first time gets a NAPI
-/// context (a detached file keeps the one it had).
+/// context, which with `napi_frags` (`IFF_NAPI_FRAGS`) its writes fill
+/// themselves (a detached file keeps the one it had).
 pub(crate) fn tun_attach<'g>(
     dev: &'g TunDev,
     tfile: ArcBorrow<'_, TunFile>,
     skip_filter: bool,
     napi: bool,
+    napi_frags: bool,
     rtnl: &mut Rtnl<'g>,
 ) -> Result {
     let tun = dev.priv_();
@@ -132,7 +134,7 @@ pub(crate) fn tun_attach<'g>(
         tun_enable_queue(tun, &tfile, rtnl);
         tfile.sock.napi_enable(rtnl);
     } else if napi {
-        tfile.sock.napi_init(dev, rtnl);
+        tfile.sock.napi_init(dev, napi_frags, rtnl);
     }
     tfile.tun.set(Some(dev), rtnl);
     // The core learns of the queue before writers may record it (see

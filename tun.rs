@@ -103,12 +103,9 @@ pub(crate) const IFF_NAPI_FRAGS: u32 = bindings::IFF_NAPI_FRAGS;
 pub(crate) const IFF_NOFILTER: u32 = bindings::IFF_NOFILTER;
 /// `TUN_TYPE_MASK`.
 pub(crate) const TUN_TYPE_MASK: u32 = IFF_TUN | IFF_TAP;
-/// `TUN_FEATURES`: the `TUNSETIFF` flags we implement. tun.c also has
-/// `IFF_NAPI_FRAGS`: clients pass it and `TUNSETIFF` accepts it, but like
-/// any flag outside `TUN_FEATURES` it is masked out (the file gets plain
-/// `IFF_NAPI`), so `TUNGETFEATURES`/`TUNGETIFF` never claim it.
+/// `TUN_FEATURES`: the `TUNSETIFF` flags we implement, tun.c's.
 pub(crate) const TUN_FEATURES: u32 =
-    IFF_NO_PI | IFF_ONE_QUEUE | IFF_VNET_HDR | IFF_MULTI_QUEUE | IFF_NAPI;
+    IFF_NO_PI | IFF_ONE_QUEUE | IFF_VNET_HDR | IFF_MULTI_QUEUE | IFF_NAPI | IFF_NAPI_FRAGS;
 /// `TUN_USER_FEATURES`: the offloads `TUNSETOFFLOAD` turns on and off.
 pub(crate) const TUN_USER_FEATURES: u64 = bindings::RTUN_NETIF_F_HW_CSUM
     | bindings::RTUN_NETIF_F_TSO_ECN

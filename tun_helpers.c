@@ -65,6 +65,20 @@ int rtun_cpumask_next_possible(int cpu) { return cpumask_next(cpu, cpu_possible_
 
 void rtun_netif_napi_add_tx(struct net_device *dev, struct napi_struct *napi, int (*poll)(struct napi_struct *, int)) { netif_napi_add_tx(dev, napi, poll); }
 void rtun_napi_schedule(struct napi_struct *napi) { napi_schedule(napi); }
+void rtun_napi_free_frags(struct napi_struct *napi) { napi_free_frags(napi); }
+bool rtun_napi_complete(struct napi_struct *napi) { return napi_complete(napi); }
+struct mutex *rtun_sock_napi_mutex(struct rtun_sock *rs) { return &rs->napi_mutex; }
+void rtun_mutex_lock(struct mutex *lock) { mutex_lock(lock); }
+void rtun_mutex_unlock(struct mutex *lock) { mutex_unlock(lock); }
+int rtun___skb_grow(struct sk_buff *skb, unsigned int len) { return __skb_grow(skb, len); }
+void *rtun_netdev_alloc_frag(unsigned int fragsz) { return netdev_alloc_frag(fragsz); }
+void rtun_skb_fill_frag(struct sk_buff *skb, int i, void *frag, unsigned int size) { skb_fill_page_desc(skb, i, virt_to_head_page(frag), frag - page_address(virt_to_head_page(frag)), size); }
+void rtun_skb_add_truesize(struct sk_buff *skb, unsigned int n) { skb->truesize += n; }
+unsigned int rtun_skb_headlen(const struct sk_buff *skb) { return skb_headlen(skb); }
+void *rtun_skb_data(const struct sk_buff *skb) { return skb->data; }
+bool rtun_iter_is_iovec_or_ubuf(const struct iov_iter *i) { return iter_is_iovec(i) || iter_is_ubuf(i); }
+unsigned long rtun_iter_nr_segs(const struct iov_iter *i) { return i->nr_segs; }
+size_t rtun_iter_iov_len(const struct iov_iter *i, unsigned long n) { return iter_iov(i)[n].iov_len; }
 
 /* skb queues */
 

@@ -25,6 +25,8 @@ struct rtun_sock {
 	 * context's receive queue. Used only through sys/napi.rs.
 	 */
 	struct napi_struct napi;
+	/* IFF_NAPI_FRAGS: held while a write fills napi.skb (tun.c: napi_mutex). */
+	struct mutex napi_mutex;
 };
 
 struct attribute_group;
@@ -78,6 +80,20 @@ int rtun_cpumask_next_possible(int cpu);
 /* NAPI (include/linux/netdevice.h) */
 void rtun_netif_napi_add_tx(struct net_device *dev, struct napi_struct *napi, int (*poll)(struct napi_struct *, int));
 void rtun_napi_schedule(struct napi_struct *napi);
+void rtun_napi_free_frags(struct napi_struct *napi);
+bool rtun_napi_complete(struct napi_struct *napi);
+struct mutex *rtun_sock_napi_mutex(struct rtun_sock *rs);
+void rtun_mutex_lock(struct mutex *lock);
+void rtun_mutex_unlock(struct mutex *lock);
+int rtun___skb_grow(struct sk_buff *skb, unsigned int len);
+void *rtun_netdev_alloc_frag(unsigned int fragsz);
+void rtun_skb_fill_frag(struct sk_buff *skb, int i, void *frag, unsigned int size);
+void rtun_skb_add_truesize(struct sk_buff *skb, unsigned int n);
+unsigned int rtun_skb_headlen(const struct sk_buff *skb);
+void *rtun_skb_data(const struct sk_buff *skb);
+bool rtun_iter_is_iovec_or_ubuf(const struct iov_iter *i);
+unsigned long rtun_iter_nr_segs(const struct iov_iter *i);
+size_t rtun_iter_iov_len(const struct iov_iter *i, unsigned long n);
 
 /* skb queues (include/linux/skbuff.h) */
 void rtun___skb_queue_head_init(struct sk_buff_head *list);

@@ -24,12 +24,19 @@
 //! 256-queue device then waits for one grace period, not 256.
 
 use super::*;
-use core::sync::atomic::AtomicU8;
+use core::mem::ManuallyDrop;
+use core::sync::atomic::{AtomicBool, AtomicU8};
 
 /// `NAPI_POLL_WEIGHT`: the most packets one poll hands to GRO, and the
 /// queue length past which a writer schedules the context even when more
 /// data follows (tun.c).
 pub(crate) const NAPI_POLL_WEIGHT: u32 = bindings::NAPI_POLL_WEIGHT;
+
+/// `ETH_MAX_MTU - NET_SKB_PAD - NET_IP_ALIGN`: the largest frame an
+/// `IFF_NAPI_FRAGS` write may carry (tun.c's `tun_napi_alloc_frags()`).
+const FRAGS_MAX_LEN: usize = bindings::ETH_MAX_MTU as usize
+    - inline::NET_SKB_PAD
+    - bindings::RTUN_NET_IP_ALIGN as usize;
 
 /// The context's state, kept beside the socket; changed under rtnl only.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,6 +54,10 @@ enum State {
 /// `tfile->detached`).
 pub(crate) struct NapiState {
     state: AtomicU8,
+    /// `IFF_NAPI_FRAGS` (tun.c: `tfile->napi_frags_enabled`): writes build
+    /// their skb in the context (`napi_get_frags()`) and hand it to
+    /// `napi_gro_frags()` themselves. Set with the context.
+    frags: AtomicBool,
     /// The device the context is on, held (`dev_hold`) while it is.
     dev: AtomicPtr<bindings::net_device>,
     /// Set by a delete: the grace period after which no RCU reader of the
@@ -62,6 +73,7 @@ impl NapiState {
     pub(super) const fn new() -> Self {
         Self {
             state: AtomicU8::new(State::None as u8),
+            frags: AtomicBool::new(false),
             dev: AtomicPtr::new(ptr::null_mut()),
             deleted: UnsafeCell::new(None),
         }
@@ -107,13 +119,21 @@ impl Sock {
         self.1.get() != State::None
     }
 
+    /// Whether writes go through `IFF_NAPI_FRAGS`
+    /// ([`Sock::napi_alloc_frags`]): a context set up with it, not deleted.
+    pub(crate) fn napi_frags_enabled(&self) -> bool {
+        self.napi_enabled() && self.1.frags.load(Ordering::Relaxed)
+    }
+
     /// `tun_napi_init()`: adds the socket's NAPI context to `dev` (a TX
-    /// context: no busy polling, as `netif_napi_add_tx`) and enables it. A
-    /// context already set up is left as it is.
-    pub(crate) fn napi_init<P>(&self, dev: &NetDevice<P>, _rtnl: &Rtnl<'_>) {
+    /// context: no busy polling, as `netif_napi_add_tx`) and enables it;
+    /// with `frags`, writes will build their skbs in it
+    /// (`IFF_NAPI_FRAGS`). A context already set up is left as it is.
+    pub(crate) fn napi_init<P>(&self, dev: &NetDevice<P>, frags: bool, _rtnl: &Rtnl<'_>) {
         if self.1.get() != State::None {
             return;
         }
+        self.1.frags.store(frags, Ordering::Relaxed);
         // SAFETY: `dev` is live (borrowed) and we hold a reference from
         // now until `napi_del`; the context is ours, not on any list (state
         // `None`), and lives in the socket, which lives at least as long
@@ -260,4 +280,213 @@ unsafe extern "C" fn sock_napi_poll(napi: *mut bindings::napi_struct, budget: c_
         }
     }
     received
+}
+
+// ---------------------------------------------------------------------------
+// IFF_NAPI_FRAGS: the write builds its skb in the context and hands it to
+// GRO itself (tun.c's `tun_napi_alloc_frags()` and the `frags` branches of
+// `tun_get_user()`).
+
+impl Sock {
+    fn napi_mutex(&self) -> *mut bindings::mutex {
+        // SAFETY: A live socket of ours; the mutex was initialised by
+        // `Sock::new`.
+        unsafe { bindings::rtun_sock_napi_mutex(self.0.as_ptr()) }
+    }
+
+    /// `tun_napi_alloc_frags()`: takes the socket's frags mutex and the
+    /// context's skb (`napi_get_frags()`), laid out as the writer's buffer
+    /// is: the rest of its current segment in the linear part, each further
+    /// segment (1 to `PAGE_SIZE` bytes) one page fragment. `len` is what
+    /// `from` holds. `EMSGSIZE` for more segments than an skb has fragments
+    /// or a frame larger than `ETH_MAX_MTU` allows, `EINVAL` for an empty or
+    /// too large segment, `ENOMEM`. May sleep.
+    ///
+    /// Deliberate difference: a buffer that is not a plain user iovec
+    /// (tun.c reads any iterator as one) is `EINVAL`.
+    pub(crate) fn napi_alloc_frags(&self, len: usize, from: &IovIter) -> Result<NapiFragsUnfilled<'_>> {
+        let it = from.0;
+        // SAFETY: `from` is valid for the call; these read its type and
+        // segment count.
+        let (plain, nr_segs) = unsafe {
+            (bindings::rtun_iter_is_iovec_or_ubuf(it), bindings::rtun_iter_nr_segs(it))
+        };
+        if !plain {
+            return Err(EINVAL);
+        }
+        if nr_segs > bindings::RTUN_MAX_SKB_FRAGS as c_ulong + 1 || len > FRAGS_MAX_LEN {
+            return Err(errno::EMSGSIZE());
+        }
+        // SAFETY: The socket's initialised mutex; process context.
+        unsafe { bindings::rtun_mutex_lock(self.napi_mutex()) };
+        // INVARIANT (of `NapiFragsUnfilled`): the mutex is held from here.
+        let mut guard = NapiFragsUnfilled { sock: self, len };
+        // SAFETY: The context is set up (frags writes only come with one)
+        // and its skb is ours under the mutex; `napi_get_frags()` wants
+        // bottom halves off.
+        let skb = unsafe {
+            bindings::rtun_local_bh_disable();
+            let skb = bindings::napi_get_frags(self.napi());
+            bindings::rtun_local_bh_enable();
+            skb
+        };
+        if skb.is_null() {
+            return Err(ENOMEM);
+        }
+        // SAFETY: `skb` is the context's fresh frags skb, ours under the
+        // mutex (dropping `guard` frees it with `napi_free_frags()`); the
+        // iterator's current segment and the `nr_segs - 1` after it are
+        // user iovecs (checked above), whose lengths are read.
+        unsafe {
+            let linear = bindings::iov_iter_single_seg_count(it);
+            to_result(bindings::rtun___skb_grow(skb, linear as c_uint))?;
+            inline::SKB_LEN.write(skb, len as u32);
+            inline::SKB_DATA_LEN.write(skb, (len - linear) as u32);
+            bindings::rtun_skb_add_truesize(skb, (len - linear) as c_uint);
+            for i in 1..nr_segs {
+                let fragsz = bindings::rtun_iter_iov_len(it, i);
+                if fragsz == 0 || fragsz > bindings::RTUN_PAGE_SIZE as usize {
+                    return Err(EINVAL);
+                }
+                let frag = bindings::rtun_netdev_alloc_frag(fragsz as c_uint);
+                if frag.is_null() {
+                    return Err(ENOMEM);
+                }
+                bindings::rtun_skb_fill_frag(skb, (i - 1) as c_int, frag, fragsz as c_uint);
+            }
+        }
+        guard.len = len;
+        Ok(guard)
+    }
+}
+
+/// The context's frags skb, laid out for a write but not filled yet; the
+/// socket's frags mutex is held. Dropping it frees the skb
+/// (`napi_free_frags()`) and releases the mutex.
+///
+/// # Invariants
+///
+/// The socket's frags mutex is held by this; the context's skb (if any)
+/// is this write's.
+pub(crate) struct NapiFragsUnfilled<'a> {
+    sock: &'a Sock,
+    len: usize,
+}
+
+impl<'a> NapiFragsUnfilled<'a> {
+    /// `skb_copy_datagram_from_iter()` of the frame: the filled skb, or
+    /// `EFAULT` (the skb is freed).
+    pub(crate) fn copy_from_iter(self, from: &mut IovIter) -> Result<NapiFrags<'a>> {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: The context's skb is ours under the mutex (invariant),
+        // laid out for `len` bytes; the iterator is valid for the call.
+        // `napi_alloc_frags` only hands out a guard with an skb.
+        let (skb, err) = unsafe {
+            let skb = (*this.sock.napi()).skb;
+            (skb, bindings::skb_copy_datagram_from_iter(skb, 0, from.0, this.len as c_int))
+        };
+        // INVARIANT: The mutex passes on to the filled guard, which frees
+        // the skb if it is dropped (so does this error path).
+        let filled = NapiFrags {
+            sock: this.sock,
+            // SAFETY: Ours under the mutex, now filled (or, on a fault,
+            // dropped unread below: `NapiFrags`'s drop frees it through the
+            // context, not through the `SkBuff`).
+            skb: ManuallyDrop::new(unsafe { SkBuff::from_raw(skb) }),
+        };
+        if err == 0 {
+            Ok(filled)
+        } else {
+            Err(EFAULT)
+        }
+    }
+}
+
+impl Drop for NapiFragsUnfilled<'_> {
+    fn drop(&mut self) {
+        // SAFETY: The mutex is ours (invariant); `napi_free_frags()` frees
+        // the context's skb, if any, and forgets it.
+        unsafe {
+            bindings::rtun_napi_free_frags(self.sock.napi());
+            bindings::rtun_mutex_unlock(self.sock.napi_mutex());
+        }
+    }
+}
+
+/// A filled `IFF_NAPI_FRAGS` skb, for the write path's checks (it derefs to
+/// [`SkBuff`]) until [`NapiFrags::gro_frags`] hands it to GRO. Dropping it
+/// frees it (`napi_free_frags()`) and releases the socket's frags mutex.
+///
+/// # Invariants
+///
+/// The socket's frags mutex is held by this; `skb` is the context's skb.
+pub(crate) struct NapiFrags<'a> {
+    sock: &'a Sock,
+    skb: ManuallyDrop<SkBuff>,
+}
+
+impl core::ops::Deref for NapiFrags<'_> {
+    type Target = SkBuff;
+    fn deref(&self) -> &SkBuff {
+        &self.skb
+    }
+}
+
+impl core::ops::DerefMut for NapiFrags<'_> {
+    fn deref_mut(&mut self) -> &mut SkBuff {
+        &mut self.skb
+    }
+}
+
+impl NapiFrags<'_> {
+    /// The end of tun.c's `frags` branch: the Ethernet header back in
+    /// front (`eth_type_trans()` pulled it), the headers the flow dissector
+    /// finds (`eth_get_headlen()`) checked to be in the linear part, then
+    /// `napi_gro_frags()` in the context, synchronously. `ENOMEM` when the
+    /// headers are not linear (deliberate difference: tun.c also
+    /// `WARN_ON_ONCE`s, which a user can trigger), `EBUSY` when the context
+    /// is being polled or disabled; the skb is freed on either.
+    pub(crate) fn gro_frags<P>(self, dev: &NetDevice<P>) -> Result {
+        let napi = self.sock.napi();
+        let skb = self.skb.as_ptr();
+        // SAFETY: The context's filled skb, ours under the mutex; it has
+        // the headroom `napi_alloc_skb()` reserved (at least `NET_SKB_PAD`,
+        // and the Ethernet header was pulled from it); `dev` is live.
+        let headlen_ok = unsafe {
+            bindings::skb_push(skb, bindings::ETH_HLEN);
+            let linear = bindings::rtun_skb_headlen(skb);
+            bindings::eth_get_headlen(dev.as_ptr(), bindings::rtun_skb_data(skb), linear) <= linear
+        };
+        if !headlen_ok {
+            return Err(ENOMEM);
+        }
+        // SAFETY: The context is set up; `napi_schedule_prep()` makes it
+        // ours for this one GRO call, which consumes its skb (or keeps it
+        // for reuse, as the context's): either way no longer ours. Bottom
+        // halves off as `napi_gro_frags()` wants.
+        unsafe {
+            if !bindings::napi_schedule_prep(napi) {
+                return Err(EBUSY);
+            }
+            bindings::rtun_local_bh_disable();
+            bindings::napi_gro_frags(napi);
+            bindings::rtun_napi_complete(napi);
+            bindings::rtun_local_bh_enable();
+        }
+        let this = ManuallyDrop::new(self);
+        // SAFETY: The mutex is ours (invariant); the skb went to GRO.
+        unsafe { bindings::rtun_mutex_unlock(this.sock.napi_mutex()) };
+        Ok(())
+    }
+}
+
+impl Drop for NapiFrags<'_> {
+    fn drop(&mut self) {
+        // SAFETY: The mutex is ours; the context's skb is this one
+        // (invariant), freed and forgotten by `napi_free_frags()`.
+        unsafe {
+            bindings::rtun_napi_free_frags(self.sock.napi());
+            bindings::rtun_mutex_unlock(self.sock.napi_mutex());
+        }
+    }
 }

@@ -115,6 +115,13 @@ impl Sock {
                     .cast_mut()
                     .cast(),
             );
+            bindings::__mutex_init(
+                bindings::rtun_sock_napi_mutex(rs.as_ptr()),
+                kernel::c_str!("rust_tun napi_mutex").as_char_ptr().cast(),
+                ptr::from_ref(kernel::static_lock_class!())
+                    .cast_mut()
+                    .cast(),
+            );
             bindings::sock_init_data_uid(sock, sk, bindings::rtun_current_fsuid());
             bindings::rtun_sk_set_write_space(sk, Some(sock_write_space));
             bindings::rtun_sk_set_sndbuf(sk, SNDBUF_UNLIMITED);

@@ -157,7 +157,8 @@ const RUST: Node = Node {
     tun_prefix: "rtun",
     tap_prefix: "rtap",
     driver: "rust_tun",
-    features: (IFF_TUN | IFF_TAP | IFF_NO_CARRIER | IFF_NO_PI | IFF_ONE_QUEUE | IFF_MULTI_QUEUE | IFF_VNET_HDR | IFF_NAPI) as u32,
+    features: (IFF_TUN | IFF_TAP | IFF_NO_CARRIER | IFF_NO_PI | IFF_ONE_QUEUE | IFF_MULTI_QUEUE | IFF_VNET_HDR | IFF_NAPI | IFF_NAPI_FRAGS)
+        as u32,
 };
 const C: Node = Node {
     path: C_NODE,
@@ -1501,6 +1502,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("vnet_gso_tcp_write", vnet::t_vnet_gso_tcp_write, &[RUST, C]),
     ("vnet_gso_tcp6_write", vnet::t_vnet_gso_tcp6_write, &[RUST, C]),
     ("napi", vnet::t_napi, &[RUST, C]),
+    ("napi_frags", vnet::t_napi_frags, &[RUST, C]),
     ("compat_32bit", clients::t_compat_32bit, &[RUST]),
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),

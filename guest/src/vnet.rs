@@ -462,15 +462,32 @@ pub fn t_napi(n: Node) -> TestResult {
     Ok(())
 }
 
+/// Retries `bind` for up to 3 s while it fails with `EADDRNOTAVAIL` (an
+/// IPv6 address just added may not be usable yet).
+fn settled<T>(mut bind: impl FnMut() -> std::io::Result<T>) -> Result<T, String> {
+    let t0 = Instant::now();
+    loop {
+        match bind() {
+            Ok(s) => return Ok(s),
+            Err(e) if e.raw_os_error() == Some(libc::EADDRNOTAVAIL) && t0.elapsed() < Duration::from_secs(3) => {
+                thread::sleep(Duration::from_millis(50))
+            }
+            Err(e) => return Err(format!("bind: {e}")),
+        }
+    }
+}
+
 /// GSO writes over IPv6: one UDP GSO packet (`GSO_UDP_L4`, `NEEDS_CSUM`
 /// with the IPv6 pseudo-header sum) reaches a local IPv6 socket as six
 /// datagrams with the bytes intact.
 pub fn t_vnet_gso_udp6_write(n: Node) -> TestResult {
     let t = tun_vnet(n, "rt-v6g0", IFF_TUN | IFF_NO_PI)?;
-    write_file("/proc/sys/net/ipv6/conf/rt-v6g0/accept_dad", "0")?;
+    // IPv6 on, then no duplicate address detection (a tentative address
+    // cannot be bound); binds still retry while the address settles.
     write_file("/proc/sys/net/ipv6/conf/rt-v6g0/disable_ipv6", "0")?;
+    write_file("/proc/sys/net/ipv6/conf/rt-v6g0/accept_dad", "0")?;
     sh("ip -6 addr add fd87::1/64 dev rt-v6g0 && ip link set rt-v6g0 up")?;
-    let sock = std::net::UdpSocket::bind("[fd87::1]:9000").map_err(|e| e.to_string())?;
+    let sock = settled(|| std::net::UdpSocket::bind("[fd87::1]:9000"))?;
     sock.set_read_timeout(Some(Duration::from_secs(3))).map_err(|e| e.to_string())?;
     let me: [u8; 16] = "fd87::1".parse::<std::net::Ipv6Addr>().unwrap().octets();
     let peer: [u8; 16] = "fd87::2".parse::<std::net::Ipv6Addr>().unwrap().octets();
@@ -564,12 +581,14 @@ fn tcp6_seg(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, seq: u32, ack:
 pub fn t_vnet_gso_tcp6_write(n: Node) -> TestResult {
     const GSO_TCPV6: u8 = 4;
     let t = tun_vnet(n, "rt-vt6", IFF_TUN | IFF_NO_PI)?;
-    write_file("/proc/sys/net/ipv6/conf/rt-vt6/accept_dad", "0")?;
+    // IPv6 on, then no duplicate address detection (a tentative address
+    // cannot be bound); binds still retry while the address settles.
     write_file("/proc/sys/net/ipv6/conf/rt-vt6/disable_ipv6", "0")?;
+    write_file("/proc/sys/net/ipv6/conf/rt-vt6/accept_dad", "0")?;
     sh("ip -6 addr add fd88::1/64 dev rt-vt6 && ip link set rt-vt6 up")?;
     let me: [u8; 16] = "fd88::1".parse::<std::net::Ipv6Addr>().unwrap().octets();
     let peer: [u8; 16] = "fd88::2".parse::<std::net::Ipv6Addr>().unwrap().octets();
-    let listener = std::net::TcpListener::bind("[fd88::1]:9100").map_err(|e| e.to_string())?;
+    let listener = settled(|| std::net::TcpListener::bind("[fd88::1]:9100"))?;
     static RUNS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
     let sport = 41000 + RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let syn = tcp6_seg(peer, me, sport, 9100, 5000, 0, 0x02, &[2, 4, 0x03, 0xe8], &[], false);
@@ -588,4 +607,66 @@ pub fn t_vnet_gso_tcp6_write(n: Node) -> TestResult {
     let seg = tcp6_seg(peer, me, sport, 9100, 5001, isn.wrapping_add(1), 0x18, &[], &data, true);
     let h = Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_TCPV6, hdr_len: 60, gso_size: 1000, csum_start: 40, csum_offset: 16 };
     tso_write_read(&t, &with_hdr(&h, &seg), conn, &data)
+}
+
+/// `IFF_NAPI_FRAGS` (TAP, with `IFF_NAPI`, as root): each write's skb is
+/// built in the queue's NAPI context as the writer's iovec is laid out
+/// (the first segment linear, each further one a page fragment) and handed
+/// to GRO at once. Frames written whole or split over segments reach a
+/// local socket intact; an empty or over-page segment is `EINVAL`, more
+/// segments than an skb has fragments `EMSGSIZE`, each counted as a drop;
+/// `TUNGETIFF` reports both flags.
+pub fn t_napi_frags(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-nf0", IFF_TAP | IFF_NO_PI | IFF_NAPI | IFF_NAPI_FRAGS)
+        .map_err(|e| format!("TUNSETIFF IFF_NAPI_FRAGS: {e}"))?;
+    let (_, got) = t.getiff().map_err(|e| format!("TUNGETIFF: {e}"))?;
+    check!(got & (IFF_NAPI | IFF_NAPI_FRAGS) == IFF_NAPI | IFF_NAPI_FRAGS, "TUNGETIFF {got:#x}");
+    sh("ip addr add 10.89.0.1/24 dev rt-nf0 && ip link set rt-nf0 up")?;
+    let mac: Vec<u8> = sysfs("rt-nf0", "address").split(':').filter_map(|h| u8::from_str_radix(h, 16).ok()).collect();
+    check!(mac.len() == 6, "address {:?}", sysfs("rt-nf0", "address"));
+    let dst: [u8; 6] = mac[..6].try_into().unwrap();
+    let sock = std::net::UdpSocket::bind("10.89.0.1:9200").map_err(|e| e.to_string())?;
+    sock.set_read_timeout(Some(Duration::from_secs(3))).map_err(|e| e.to_string())?;
+    let frame = |data: &[u8]| {
+        pkt::eth(dst, [2, 0, 0, 0, 0, 9], pkt::ETH_P_IP, &pkt::ipv4([10, 89, 0, 2], [10, 89, 0, 1], pkt::IPPROTO_UDP, &pkt::udp(5555, 9200, data)))
+    };
+    let rx0 = stat("rt-nf0", "rx_packets")?;
+    let drop0 = stat("rt-nf0", "rx_dropped")?;
+    let mut buf = vec![0u8; 4096];
+
+    // Whole, in one segment.
+    let data: Vec<u8> = (0..1200u32).map(|i| (i * 3) as u8).collect();
+    let f = frame(&data);
+    check!(t.write(&f) == Ok(f.len()), "one-segment write: {:?}", t.write(&f));
+    let (m, _) = sock.recv_from(&mut buf).map_err(|e| format!("one-segment datagram: {e}"))?;
+    check!(buf[..m] == data[..], "one-segment datagram: {m} bytes");
+
+    // Headers, then the payload over two page fragments.
+    let data: Vec<u8> = (0..3000u32).map(|i| (i * 7 + 1) as u8).collect();
+    let f = frame(&data);
+    let hl = 14 + 20 + 8;
+    let iov = [behaviour::iov(&f[..hl]), behaviour::iov(&f[hl..hl + 2000]), behaviour::iov(&f[hl + 2000..])];
+    check!(behaviour::writev(t.fd(), &iov) == Ok(f.len()), "three-segment writev: {:?}", behaviour::writev(t.fd(), &iov));
+    let (m, _) = sock.recv_from(&mut buf).map_err(|e| format!("three-segment datagram: {e}"))?;
+    check!(buf[..m] == data[..], "three-segment datagram: {m} bytes");
+    check!(stat("rt-nf0", "rx_packets")? == rx0 + 2, "rx_packets moved by {}", stat("rt-nf0", "rx_packets")? - rx0);
+
+    // Malformed layouts.
+    let empty = [behaviour::iov(&f[..hl]), behaviour::iov(&f[hl..hl]), behaviour::iov(&f[hl..])];
+    expect_errno!(behaviour::writev(t.fd(), &empty), libc::EINVAL, "an empty segment");
+    let big = vec![0u8; 5000];
+    let over = [behaviour::iov(&f[..hl]), behaviour::iov(&big)];
+    expect_errno!(behaviour::writev(t.fd(), &over), libc::EINVAL, "a segment over a page");
+    let small = [1u8; 8];
+    let mut many = vec![behaviour::iov(&f[..hl])];
+    many.extend((0..18).map(|_| behaviour::iov(&small)));
+    expect_errno!(behaviour::writev(t.fd(), &many), libc::EMSGSIZE, "19 segments");
+    check!(stat("rt-nf0", "rx_dropped")? == drop0 + 3, "rx_dropped moved by {}", stat("rt-nf0", "rx_dropped")? - drop0);
+    check!(sock.recv_from(&mut buf).is_err(), "a malformed write was delivered");
+    // And the queue still works.
+    let f = frame(b"after");
+    check!(t.write(&f) == Ok(f.len()), "write after the errors");
+    let (m, _) = sock.recv_from(&mut buf).map_err(|e| format!("datagram after the errors: {e}"))?;
+    check!(&buf[..m] == b"after", "datagram after the errors: {m} bytes");
+    Ok(())
 }
