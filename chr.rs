@@ -7,9 +7,9 @@
 
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::sys::{
-    self, errno, poll, FileOps, IoctlAbi, IovIter, NapiFrags, NetNs, PollTable, RcuDev, RcuReadGuard, Rtnl,
-    RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, VnetHdr, WaitQueue, VNET_F_NEEDS_CSUM,
-    VNET_HDR_LEN,
+    self, errno, poll, FileOps, IoctlAbi, IovIter, NapiFrags, NetNs, PollTable, RcuDev,
+    RcuReadGuard, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, VnetHdr, WaitQueue,
+    VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
 };
 use crate::{
     bindings, inc, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,

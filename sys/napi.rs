@@ -34,9 +34,8 @@ pub(crate) const NAPI_POLL_WEIGHT: u32 = bindings::NAPI_POLL_WEIGHT;
 
 /// `ETH_MAX_MTU - NET_SKB_PAD - NET_IP_ALIGN`: the largest frame an
 /// `IFF_NAPI_FRAGS` write may carry (tun.c's `tun_napi_alloc_frags()`).
-const FRAGS_MAX_LEN: usize = bindings::ETH_MAX_MTU as usize
-    - inline::NET_SKB_PAD
-    - bindings::RTUN_NET_IP_ALIGN as usize;
+const FRAGS_MAX_LEN: usize =
+    bindings::ETH_MAX_MTU as usize - inline::NET_SKB_PAD - bindings::RTUN_NET_IP_ALIGN as usize;
 
 /// The context's state, kept beside the socket; changed under rtnl only.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -304,12 +303,19 @@ impl Sock {
     ///
     /// Deliberate difference: a buffer that is not a plain user iovec
     /// (tun.c reads any iterator as one) is `EINVAL`.
-    pub(crate) fn napi_alloc_frags(&self, len: usize, from: &IovIter) -> Result<NapiFragsUnfilled<'_>> {
+    pub(crate) fn napi_alloc_frags(
+        &self,
+        len: usize,
+        from: &IovIter,
+    ) -> Result<NapiFragsUnfilled<'_>> {
         let it = from.0;
         // SAFETY: `from` is valid for the call; these read its type and
         // segment count.
         let (plain, nr_segs) = unsafe {
-            (bindings::rtun_iter_is_iovec_or_ubuf(it), bindings::rtun_iter_nr_segs(it))
+            (
+                bindings::rtun_iter_is_iovec_or_ubuf(it),
+                bindings::rtun_iter_nr_segs(it),
+            )
         };
         if !plain {
             return Err(EINVAL);
@@ -383,7 +389,10 @@ impl<'a> NapiFragsUnfilled<'a> {
         // `napi_alloc_frags` only hands out a guard with an skb.
         let (skb, err) = unsafe {
             let skb = (*this.sock.napi()).skb;
-            (skb, bindings::skb_copy_datagram_from_iter(skb, 0, from.0, this.len as c_int))
+            (
+                skb,
+                bindings::skb_copy_datagram_from_iter(skb, 0, from.0, this.len as c_int),
+            )
         };
         // INVARIANT: The mutex passes on to the filled guard, which frees
         // the skb if it is dropped (so does this error path).
