@@ -122,6 +122,13 @@ RTUN_FIELD(NETDEV_FEATURES, struct net_device, features);
 RTUN_FIELD(NETDEV_HW_FEATURES, struct net_device, hw_features);
 RTUN_FIELD(NETDEV_WANTED_FEATURES, struct net_device, wanted_features);
 RTUN_FIELD(NETDEV_VLAN_FEATURES, struct net_device, vlan_features);
+RTUN_FIELD(NETDEV_TSTATS, struct net_device, tstats);
+RTUN_FIELD(SW_NETSTATS_RX_PACKETS, struct pcpu_sw_netstats, rx_packets);
+RTUN_FIELD(SW_NETSTATS_RX_BYTES, struct pcpu_sw_netstats, rx_bytes);
+RTUN_FIELD(SW_NETSTATS_TX_PACKETS, struct pcpu_sw_netstats, tx_packets);
+RTUN_FIELD(SW_NETSTATS_TX_BYTES, struct pcpu_sw_netstats, tx_bytes);
+/* u64_stats_sync is empty on 64-bit, so u64_stats_add() is local64_add(). */
+_Static_assert(sizeof(struct u64_stats_sync) == 0, "u64_stats_sync is not empty");
 RTUN_FIELD(SOCK_FILTER, struct sock, sk_filter);
 RTUN_FIELD(SOCK_WQ, struct sock, sk_wq);
 RTUN_FIELD(SOCK_SNDBUF, struct sock, sk_sndbuf);

@@ -7,13 +7,13 @@
 
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::sys::{
-    self, errno, poll, FileOps, IoctlAbi, IovIter, NetNs, PollTable, RcuDev, RcuReadGuard, Rtnl,
-    RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, VnetHdr, WaitQueue, VNET_F_NEEDS_CSUM,
-    VNET_HDR_LEN,
+    self, errno, poll, FileOps, IoctlAbi, IovIter, NapiFrags, NetNs, PollTable, RcuDev,
+    RcuReadGuard, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, VnetHdr, WaitQueue,
+    VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
 };
 use crate::{
     bindings, inc, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
-    TUN_PROTO,
+    RFS_RECORDS, TUN_PROTO, WRITE_DROPS,
 };
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
@@ -141,7 +141,8 @@ fn tun_ring_recv(tfile: &TunFile, noblock: bool) -> Result<SkBuff> {
 /// header unless `IFF_NO_PI`, a vnet header with `IFF_VNET_HDR`, and the
 /// VLAN tag the stack kept out of band put back in the frame. Returns the
 /// packet's full size, as tun does.
-fn tun_put_user(tun: &Tun, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
+fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
+    let tun = dev.priv_();
     let len = skb.len() as usize;
     let vlan = skb.vlan_tag();
     let vlan_hlen = if vlan.is_some() { VLAN_HLEN } else { 0 };
@@ -170,9 +171,9 @@ fn tun_put_user(tun: &Tun, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
         }
         // Deliberate difference: a GSO type the header cannot express is
         // `EINVAL` (the packet is dropped) without tun.c's WARN.
-        let gso = skb.vnet_hdr_from_skb(vlan_hlen as u16).inspect_err(|_| {
-            inc(&tun.stats.tx_dropped, 1);
-        })?;
+        let gso = skb
+            .vnet_hdr_from_skb(vlan_hlen as u16)
+            .inspect_err(|_| dev.core_stats_tx_dropped_inc())?;
         to.copy_to(&gso.to_bytes())?;
         if vnet_hdr_sz > VNET_HDR_LEN {
             to.advance(vnet_hdr_sz - VNET_HDR_LEN);
@@ -200,8 +201,7 @@ fn tun_put_user(tun: &Tun, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
         to.copy_skb(&skb, offset as u32, n as u32)?;
     }
 
-    inc(&tun.stats.tx_packets, 1);
-    inc(&tun.stats.tx_bytes, (len + vlan_hlen) as u64);
+    dev.sw_netstats_tx_add(1, (len + vlan_hlen) as u32);
     skb.consume();
     Ok(total)
 }
@@ -214,7 +214,7 @@ fn tun_chr_read_iter(tfile: &TunFile, to: &mut IovIter, noblock: bool) -> Result
         return Ok(0);
     }
     let skb = tun_ring_recv(tfile, noblock)?;
-    let ret = tun_put_user(dev.priv_(), skb, to)?;
+    let ret = tun_put_user(&dev, skb, to)?;
     Ok(ret.min(len))
 }
 
@@ -232,7 +232,7 @@ fn tun_flow_update(tun: &Tun, rxhash: u32, tfile: &TunFile) {
         rps::sock_rps_record_flow_hash_guarded(rps_rxhash)
     };
     if recorded.is_some() {
-        inc(&tun.stats.rfs_records, 1);
+        tun.stats.pcpu.add::<RFS_RECORDS>(1);
     }
 }
 
@@ -292,7 +292,8 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
     }
 
     let drop = |e: Error| {
-        inc(&tun.stats.rx_dropped, 1);
+        dev.core_stats_rx_dropped_inc();
+        tun.stats.pcpu.add::<WRITE_DROPS>(1);
         e
     };
     // Charged to the file's send buffer: past it, wait or `EAGAIN` (which,
@@ -302,11 +303,18 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
         0 => good_linear(align),
         h => h.min(good_linear(align)),
     };
-    let skb = tfile
-        .sock
-        .alloc_send_skb(align, len, linear, noblock)
-        .map_err(|e| if e == EAGAIN { e } else { drop(e) })?;
-    let mut skb = skb.copy_from_iter(from).map_err(drop)?;
+    let mut skb = if tfile.sock.napi_frags_enabled() {
+        // `IFF_NAPI_FRAGS`: the skb is the NAPI context's, laid out as the
+        // writer's buffer is (tun.c: `tun_napi_alloc_frags()`).
+        let frags = tfile.sock.napi_alloc_frags(len, from).map_err(drop)?;
+        Pkt::Frags(frags.copy_from_iter(from).map_err(drop)?)
+    } else {
+        let skb = tfile
+            .sock
+            .alloc_send_skb(align, len, linear, noblock)
+            .map_err(|e| if e == EAGAIN { e } else { drop(e) })?;
+        Pkt::Skb(skb.copy_from_iter(from).map_err(drop)?)
+    };
     // Checksum offload and GSO as the writer describes them, checked as
     // the kernel checks them; a bad header is a frame error (not a drop,
     // and never a WARN).
@@ -357,17 +365,56 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
         if u32::from(queue_index) < tun.numqueues.load(Ordering::Acquire) {
             skb.record_rx_queue(queue_index);
         }
-        // `tun_rx_batched()` without batching (tun.c's default): straight
-        // into the stack, with bottom halves off.
-        skb.netif_receive_skb(&sys::BhDisabled::new());
+        match skb {
+            // `IFF_NAPI_FRAGS`: to GRO now, in the context. `EBUSY` (the
+            // context is busy or disabled) is not counted as a drop, as
+            // tun.c.
+            Pkt::Frags(frags) => {
+                frags
+                    .gro_frags(dev)
+                    .map_err(|e| if e == EBUSY { e } else { drop(e) })?
+            }
+            // `IFF_NAPI`: onto the file's NAPI queue, for GRO in the
+            // context's poll. `EBUSY` (the queue is detached) is not
+            // counted as a drop, as tun.c.
+            Pkt::Skb(skb) if tfile.sock.napi_enabled() => tfile.sock.napi_receive(skb, false)?,
+            // `tun_rx_batched()` without batching (tun.c's default):
+            // straight into the stack, with bottom halves off.
+            Pkt::Skb(skb) => skb.netif_receive_skb(&sys::BhDisabled::new()),
+        }
     }
-    inc(&tun.stats.rx_packets, 1);
-    inc(&tun.stats.rx_bytes, len as u64);
+    dev.sw_netstats_rx_add(len as u32);
 
     if rxhash != 0 {
         tun_flow_update(tun, rxhash, tfile);
     }
     Ok(total)
+}
+
+/// A written packet: an skb of our own, or (`IFF_NAPI_FRAGS`) the NAPI
+/// context's, which must go back through it. Both read as [`SkBuff`].
+enum Pkt<'a> {
+    Skb(SkBuff),
+    Frags(NapiFrags<'a>),
+}
+
+impl core::ops::Deref for Pkt<'_> {
+    type Target = SkBuff;
+    fn deref(&self) -> &SkBuff {
+        match self {
+            Pkt::Skb(s) => s,
+            Pkt::Frags(f) => f,
+        }
+    }
+}
+
+impl core::ops::DerefMut for Pkt<'_> {
+    fn deref_mut(&mut self) -> &mut SkBuff {
+        match self {
+            Pkt::Skb(s) => s,
+            Pkt::Frags(f) => f,
+        }
+    }
 }
 
 /// `tun_chr_write_iter()`.

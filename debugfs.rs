@@ -12,7 +12,7 @@
 
 use crate::rps::show_jump_sites;
 use crate::sys::{self, DevTextFile, TextBuf, TextFile};
-use crate::{get, Tun, TunDev};
+use crate::{Tun, TunDev, RFS_RECORDS, RPS_HASHES, WRITE_DROPS};
 use core::fmt::Write;
 use kernel::prelude::*;
 
@@ -66,11 +66,12 @@ impl DevTextFile for Stats {
     type Priv = Tun;
 
     fn show(dev: &TunDev, t: &mut TextBuf) -> Result {
-        tun_show_stats(dev.priv_(), t).map_err(fmt_err)
+        tun_show_stats(dev, t).map_err(fmt_err)
     }
 }
 
-fn tun_show_stats(tun: &Tun, t: &mut TextBuf) -> core::fmt::Result {
+fn tun_show_stats(dev: &TunDev, t: &mut TextBuf) -> core::fmt::Result {
+    let tun = dev.priv_();
     let mode = if tun.unguarded {
         "unguarded"
     } else {
@@ -86,13 +87,17 @@ fn tun_show_stats(tun: &Tun, t: &mut TextBuf) -> core::fmt::Result {
         "none"
     };
     writeln!(t, "flow_table {}", pool)?;
-    let s = &tun.stats;
-    writeln!(t, "rx_packets {}", get(&s.rx_packets))?;
-    writeln!(t, "rx_bytes {}", get(&s.rx_bytes))?;
-    writeln!(t, "rx_dropped {}", get(&s.rx_dropped))?;
-    writeln!(t, "tx_packets {}", get(&s.tx_packets))?;
-    writeln!(t, "tx_bytes {}", get(&s.tx_bytes))?;
-    writeln!(t, "tx_dropped {}", get(&s.tx_dropped))?;
-    writeln!(t, "rps_hashes {}", get(&s.rps_hashes))?;
-    writeln!(t, "rfs_records {}", get(&s.rfs_records))
+    // The device's statistics (`dev_get_stats()`, as `ip -s link`).
+    let s = dev.stats();
+    writeln!(t, "rx_packets {}", s.rx_packets)?;
+    writeln!(t, "rx_bytes {}", s.rx_bytes)?;
+    writeln!(t, "rx_dropped {}", s.rx_dropped)?;
+    writeln!(t, "tx_packets {}", s.tx_packets)?;
+    writeln!(t, "tx_bytes {}", s.tx_bytes)?;
+    writeln!(t, "tx_dropped {}", s.tx_dropped)?;
+    writeln!(t, "rps_hashes {}", tun.stats.pcpu.sum::<RPS_HASHES>())?;
+    writeln!(t, "rfs_records {}", tun.stats.pcpu.sum::<RFS_RECORDS>())?;
+    // Of rx_dropped, the writes the driver dropped (the rest, the stack's
+    // drops of written packets: a full backlog, a device gone down).
+    writeln!(t, "write_drops {}", tun.stats.pcpu.sum::<WRITE_DROPS>())
 }

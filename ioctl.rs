@@ -125,8 +125,6 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
     if tfile.detached.get_rtnl(rtnl).is_some() {
         return Err(EINVAL);
     }
-    // Accepted, then masked out with the rest of what is not in
-    // TUN_FEATURES, but checked as tun.c checks it.
     if flags & IFF_NAPI_FRAGS != 0 {
         if !sys::capable_net_admin() {
             return Err(EPERM);
@@ -157,7 +155,14 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
             if !tun_permitted(tun, &tfile) {
                 return Err(EPERM);
             }
-            tun_attach(dev, tfile, skip_filter, rtnl)?;
+            tun_attach(
+                dev,
+                tfile,
+                skip_filter,
+                flags & IFF_NAPI != 0,
+                flags & IFF_NAPI_FRAGS != 0,
+                rtnl,
+            )?;
             if tun.flags() & IFF_MULTI_QUEUE != 0 && tun.numqueues() + tun.numdisabled() > 1 {
                 // More queues were there: the device is set up already.
                 dev.state_change(rtnl);
@@ -210,7 +215,14 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
             tun_net_initialize(&mut b, kind, unguarded);
             let dev = b.register(rtnl)?;
             // (Its debugfs directory came with `NETDEV_REGISTER`.)
-            if let Err(e) = tun_attach(dev, tfile, false, rtnl) {
+            if let Err(e) = tun_attach(
+                dev,
+                tfile,
+                false,
+                flags & IFF_NAPI != 0,
+                flags & IFF_NAPI_FRAGS != 0,
+                rtnl,
+            ) {
                 dev.unregister(rtnl);
                 return Err(e);
             }
@@ -243,7 +255,15 @@ fn tun_set_queue(tfile: ArcBorrow<'_, TunFile>, flags: u32) -> Result {
     Rtnl::with(|rtnl| {
         let dev = if flags & IFF_ATTACH_QUEUE != 0 {
             let dev = tfile.detached.get_rtnl(rtnl).ok_or(EINVAL)?;
-            tun_attach(dev, tfile, false, rtnl)?;
+            let flags = dev.priv_().flags();
+            tun_attach(
+                dev,
+                tfile,
+                false,
+                flags & IFF_NAPI != 0,
+                flags & IFF_NAPI_FRAGS != 0,
+                rtnl,
+            )?;
             dev
         } else if flags & IFF_DETACH_QUEUE != 0 {
             let dev = tfile.tun.get_rtnl(rtnl).ok_or(EINVAL)?;

@@ -37,8 +37,15 @@ fn disabled_files(tun: &Tun, rtnl: &Rtnl<'_>) -> KVec<Arc<TunFile>> {
 fn tun_ring_resize(tun: &Tun, tfile: &TunFile, len: u32) -> Result {
     let slots = RingSlots::new(len as usize)?;
     let lost = tfile.ring.resize(slots);
-    inc(&tun.stats.tx_dropped, lost);
+    inc(&tun.stats.tx_purged, lost);
     Ok(())
+}
+
+/// `tun_queue_purge()`'s other half: packets written to an `IFF_NAPI`
+/// queue that no poll will take. As tun.c, they were counted as received
+/// when written (the write succeeded) and are freed uncounted.
+fn tun_napi_purge(tfile: &TunFile) {
+    tfile.sock.napi_purge();
 }
 
 /// `tun_enable_queue()`: takes `tfile` off the device's disabled list.
@@ -79,11 +86,16 @@ fn tun_disable_queue(tun: &Tun, tfile: Arc<TunFile>, rtnl: &mut Rtnl<'_>) {
 }
 
 /// `tun_attach()`: makes `tfile` queue `numqueues` of `dev`; unless
-/// `skip_filter` (`IFF_NOFILTER`), the file gets the device's filter.
+/// `skip_filter` (`IFF_NOFILTER`), the file gets the device's filter; with
+/// `napi` (`IFF_NAPI`) a file attached for the first time gets a NAPI
+/// context, which with `napi_frags` (`IFF_NAPI_FRAGS`) its writes fill
+/// themselves (a detached file keeps the one it had).
 pub(crate) fn tun_attach<'g>(
     dev: &'g TunDev,
     tfile: ArcBorrow<'_, TunFile>,
     skip_filter: bool,
+    napi: bool,
+    napi_frags: bool,
     rtnl: &mut Rtnl<'g>,
 ) -> Result {
     let tun = dev.priv_();
@@ -120,6 +132,9 @@ pub(crate) fn tun_attach<'g>(
     drop(tun.tfiles[n].replace(Some(tfile.into()), rtnl));
     if detached {
         tun_enable_queue(tun, &tfile, rtnl);
+        tfile.sock.napi_enable(rtnl);
+    } else if napi {
+        tfile.sock.napi_init(dev, napi_frags, rtnl);
     }
     tfile.tun.set(Some(dev), rtnl);
     // The core learns of the queue before writers may record it (see
@@ -134,6 +149,12 @@ pub(crate) fn tun_attach<'g>(
 pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>) {
     let dev = tfile.tun.get_rtnl(rtnl);
     let detached = tfile.detached.get_rtnl(rtnl);
+
+    // The NAPI context goes with the file (`tun_napi_disable`,
+    // `tun_napi_del`); a detached queue's is only disabled.
+    if dev.is_some() && clean {
+        tfile.sock.napi_del(rtnl);
+    }
 
     if let (Some(dev), None) = (dev, detached) {
         let tun = dev.priv_();
@@ -161,6 +182,7 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
                 tun_disable_queue(tun, me, rtnl);
             }
             tfile.detached.set(Some(dev), rtnl);
+            tfile.sock.napi_disable(rtnl);
         } else {
             drop(me);
         }
@@ -171,7 +193,8 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
         // Packets the reader will never see are drops, as far as the
         // counters go: sent = read + dropped.
         let purged = tfile.ring.purge();
-        inc(&tun.stats.tx_dropped, purged);
+        inc(&tun.stats.tx_purged, purged);
+        tun_napi_purge(tfile);
         dev.set_real_num_queues(last as u32, rtnl);
     } else if let (true, Some(dev)) = (clean, detached) {
         tun_enable_queue(dev.priv_(), tfile, rtnl);
@@ -191,7 +214,7 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
         // A detached file's ring (tun.c: ptr_ring_cleanup).
         let purged = tfile.ring.purge();
         if let Some(dev) = dev.or(detached) {
-            inc(&dev.priv_().stats.tx_dropped, purged);
+            inc(&dev.priv_().stats.tx_purged, purged);
         }
     }
 }
@@ -217,6 +240,9 @@ pub(crate) fn tun_net_uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
     tun.debugfs.remove();
     let n = tun.numqueues() as usize;
     let shut = |tfile: &TunFile, rtnl: &Rtnl<'g>| {
+        // The NAPI context goes now; the grace period below is the one its
+        // memory waits for (tun.c: `netif_napi_del()`, one each, after it).
+        tfile.sock.napi_del(rtnl);
         tfile.shutdown.store(true, Ordering::Relaxed);
         tfile.tun.set(None, rtnl);
         tfile.detached.set(None, rtnl);
@@ -240,13 +266,17 @@ pub(crate) fn tun_net_uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
         }
     }
     // One `synchronize_net()` for every queue, as tun.c.
-    batch.finish(|tfile| inc(&tun.stats.tx_dropped, tfile.ring.purge()));
+    batch.finish(|tfile| {
+        inc(&tun.stats.tx_purged, tfile.ring.purge());
+        tun_napi_purge(&tfile);
+    });
     // Disabled files were out of the transmitters' reach already; the list
     // comes apart one link at a time (no recursive drop of the chain).
     let mut cur = tun.disabled.get_mut(rtnl).take();
     while let Some(tfile) = cur {
         cur = tfile.next_disabled.get_mut(rtnl).take();
-        inc(&tun.stats.tx_dropped, tfile.ring.purge());
+        inc(&tun.stats.tx_purged, tfile.ring.purge());
+        tun_napi_purge(&tfile);
     }
     drop(disabled);
     // `tun_flow_flush()`: no queue is left to steer to.

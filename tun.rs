@@ -49,8 +49,8 @@ use flow_table::FlowTable;
 use sys::{
     nla_total_size, AttrGroup, AttrList, DebugfsFops, DebugfsRoot, DevAttrShow, DevAttribute,
     DevDebugfs, DevOps, DrvInfo, FileOperations, LinkOps, MiscDevice, NetDevice, NetDriver, NetNs,
-    NlMsg, Notifier, Proto, RcuArc, RcuDev, RtnlLocked, SkbRing, Sock, SockFprog, SysfsBuf,
-    WaitQueue,
+    NlMsg, Notifier, PerCpuCounters, Proto, RcuArc, RcuDev, RtnlLocked, SkbRing, Sock, SockFprog,
+    SysfsBuf, WaitQueue,
 };
 use txfilter::TxFilter;
 
@@ -103,11 +103,9 @@ pub(crate) const IFF_NAPI_FRAGS: u32 = bindings::IFF_NAPI_FRAGS;
 pub(crate) const IFF_NOFILTER: u32 = bindings::IFF_NOFILTER;
 /// `TUN_TYPE_MASK`.
 pub(crate) const TUN_TYPE_MASK: u32 = IFF_TUN | IFF_TAP;
-/// `TUN_FEATURES`: the `TUNSETIFF` flags we implement. tun.c also has
-/// `IFF_NAPI*`: clients pass them and `TUNSETIFF` accepts them, but like
-/// any flag outside `TUN_FEATURES` they are masked out, so
-/// `TUNGETFEATURES`/`TUNGETIFF` never claim them.
-pub(crate) const TUN_FEATURES: u32 = IFF_NO_PI | IFF_ONE_QUEUE | IFF_VNET_HDR | IFF_MULTI_QUEUE;
+/// `TUN_FEATURES`: the `TUNSETIFF` flags we implement, tun.c's.
+pub(crate) const TUN_FEATURES: u32 =
+    IFF_NO_PI | IFF_ONE_QUEUE | IFF_VNET_HDR | IFF_MULTI_QUEUE | IFF_NAPI | IFF_NAPI_FRAGS;
 /// `TUN_USER_FEATURES`: the offloads `TUNSETOFFLOAD` turns on and off.
 pub(crate) const TUN_USER_FEATURES: u64 = bindings::RTUN_NETIF_F_HW_CSUM
     | bindings::RTUN_NETIF_F_TSO_ECN
@@ -123,20 +121,42 @@ pub(crate) const VNET_HDR_SZ_MIN: i32 = 10;
 /// A device of this driver.
 pub(crate) type TunDev = NetDevice<Tun>;
 
-/// Device counters reported through `ndo_get_stats64` and debugfs.
-#[derive(Default)]
+/// The counters the driver keeps beside the device's per-CPU ones
+/// (`dev->tstats`: packets and bytes, as tun.c's
+/// `NETDEV_PCPU_STAT_TSTATS`) and the core's per-CPU drop counters
+/// (`dev_core_stats_*_inc()`, as tun.c).
 pub(crate) struct TunStats {
-    rx_packets: AtomicU64,
-    rx_bytes: AtomicU64,
-    tx_packets: AtomicU64,
-    tx_bytes: AtomicU64,
-    rx_dropped: AtomicU64,
-    tx_dropped: AtomicU64,
+    /// `tun->rx_frame_errors`: writes with a bad virtio-net header (an
+    /// atomic, as tun.c's: it only moves on errors).
     rx_frame_errors: AtomicU64,
-    /// RPS flow hashes computed on transmit (`tun_automq_xmit`).
-    rps_hashes: AtomicU64,
-    /// RFS record steps run (`sock_rps_record_flow_hash` called).
-    rfs_records: AtomicU64,
+    /// Packets dropped in bulk when a queue goes: its ring's (transmitted,
+    /// never read). tun.c does not count them; we do, so that the counters
+    /// balance.
+    tx_purged: AtomicU64,
+    /// Ours: [`RPS_HASHES`], RFS flow hashes computed on transmit
+    /// (`tun_automq_xmit`), [`RFS_RECORDS`], RFS record steps run
+    /// (`sock_rps_record_flow_hash` called), and [`WRITE_DROPS`], writes
+    /// the driver dropped (also in the core's `rx_dropped`, which counts
+    /// the stack's own drops of written packets too); per CPU, as they are
+    /// counted on the hot paths.
+    pcpu: PerCpuCounters<3>,
+}
+
+/// Index of [`TunStats`]'s per-CPU count of RPS hashes.
+pub(crate) const RPS_HASHES: usize = 0;
+/// Index of [`TunStats`]'s per-CPU count of RFS record steps.
+pub(crate) const RFS_RECORDS: usize = 1;
+/// Index of [`TunStats`]'s per-CPU count of writes the driver dropped.
+pub(crate) const WRITE_DROPS: usize = 2;
+
+impl TunStats {
+    fn new() -> Result<Self> {
+        Ok(Self {
+            rx_frame_errors: AtomicU64::new(0),
+            tx_purged: AtomicU64::new(0),
+            pcpu: PerCpuCounters::new()?,
+        })
+    }
 }
 
 fn inc(c: &AtomicU64, by: u64) {
@@ -225,7 +245,7 @@ impl Tun {
             set_features: AtomicU64::new(0),
             unguarded,
             flows <- FlowTable::new(),
-            stats: TunStats::default(),
+            stats: TunStats::new()?,
             debugfs: DevDebugfs::new(),
         }? Error)
     }

@@ -51,6 +51,49 @@ struct net_device *rtun_to_net_dev(struct device *d) { return to_net_dev(d); }
 void rtun_netdev_set_sysfs_group(struct net_device *dev, const struct attribute_group *group) { dev->sysfs_groups[0] = group; }
 void rtun_netdev_set_ip_tunnel_header_ops(struct net_device *dev) { dev->header_ops = &ip_tunnel_header_ops; }
 int rtun_notifier_to_errno(int ret) { return notifier_to_errno(ret); }
+void rtun_netdev_set_pcpu_stat_tstats(struct net_device *dev) { dev->pcpu_stat_type = NETDEV_PCPU_STAT_TSTATS; }
+void rtun_dev_core_stats_rx_dropped_inc(struct net_device *dev) { dev_core_stats_rx_dropped_inc(dev); }
+void rtun_dev_core_stats_tx_dropped_inc(struct net_device *dev) { dev_core_stats_tx_dropped_inc(dev); }
+
+/* per-CPU data */
+
+void __percpu *rtun___alloc_percpu(size_t size, size_t align) { return __alloc_percpu(size, align); }
+void *rtun_per_cpu_ptr(void __percpu *p, int cpu) { return per_cpu_ptr(p, cpu); }
+int rtun_cpumask_next_possible(int cpu) { return cpumask_next(cpu, cpu_possible_mask); }
+
+/* NAPI */
+
+void rtun_netif_napi_add_tx(struct net_device *dev, struct napi_struct *napi, int (*poll)(struct napi_struct *, int)) { netif_napi_add_tx(dev, napi, poll); }
+void rtun_napi_schedule(struct napi_struct *napi) { napi_schedule(napi); }
+void rtun_napi_free_frags(struct napi_struct *napi) { napi_free_frags(napi); }
+bool rtun_napi_complete(struct napi_struct *napi) { return napi_complete(napi); }
+struct mutex *rtun_sock_napi_mutex(struct rtun_sock *rs) { return &rs->napi_mutex; }
+void rtun_mutex_lock(struct mutex *lock) { mutex_lock(lock); }
+void rtun_mutex_unlock(struct mutex *lock) { mutex_unlock(lock); }
+int rtun___skb_grow(struct sk_buff *skb, unsigned int len) { return __skb_grow(skb, len); }
+void *rtun_netdev_alloc_frag(unsigned int fragsz) { return netdev_alloc_frag(fragsz); }
+void rtun_skb_fill_frag(struct sk_buff *skb, int i, void *frag, unsigned int size) { skb_fill_page_desc(skb, i, virt_to_head_page(frag), frag - page_address(virt_to_head_page(frag)), size); }
+void rtun_skb_add_truesize(struct sk_buff *skb, unsigned int n) { skb->truesize += n; }
+unsigned int rtun_skb_headlen(const struct sk_buff *skb) { return skb_headlen(skb); }
+void *rtun_skb_data(const struct sk_buff *skb) { return skb->data; }
+bool rtun_iter_is_iovec_or_ubuf(const struct iov_iter *i) { return iter_is_iovec(i) || iter_is_ubuf(i); }
+unsigned long rtun_iter_nr_segs(const struct iov_iter *i) { return i->nr_segs; }
+size_t rtun_iter_iov_len(const struct iov_iter *i, unsigned long n) { return iter_iov(i)[n].iov_len; }
+
+/* skb queues */
+
+void rtun___skb_queue_head_init(struct sk_buff_head *list) { __skb_queue_head_init(list); }
+u32 rtun_skb_queue_len(const struct sk_buff_head *list) { return skb_queue_len(list); }
+bool rtun_skb_queue_empty(const struct sk_buff_head *list) { return skb_queue_empty(list); }
+void rtun___skb_queue_tail(struct sk_buff_head *list, struct sk_buff *skb) { __skb_queue_tail(list, skb); }
+struct sk_buff *rtun___skb_dequeue(struct sk_buff_head *list) { return __skb_dequeue(list); }
+void rtun_skb_queue_splice_tail_init(struct sk_buff_head *list, struct sk_buff_head *head) { skb_queue_splice_tail_init(list, head); }
+void rtun_skb_queue_splice(const struct sk_buff_head *list, struct sk_buff_head *head) { skb_queue_splice(list, head); }
+void rtun_skb_queue_purge(struct sk_buff_head *list) { skb_queue_purge(list); }
+void rtun_skb_queue_lock(struct sk_buff_head *list) { spin_lock(&list->lock); }
+void rtun_skb_queue_unlock(struct sk_buff_head *list) { spin_unlock(&list->lock); }
+void rtun_skb_queue_lock_bh(struct sk_buff_head *list) { spin_lock_bh(&list->lock); }
+void rtun_skb_queue_unlock_bh(struct sk_buff_head *list) { spin_unlock_bh(&list->lock); }
 
 /* netlink attributes */
 
@@ -59,6 +102,9 @@ int rtun_nla_put_u32(struct sk_buff *skb, int attrtype, u32 value) { return nla_
 
 /* sockets */
 
+struct napi_struct *rtun_sock_napi(struct rtun_sock *rs) { return &rs->napi; }
+struct rtun_sock *rtun_napi_sock(struct napi_struct *napi) { return container_of(napi, struct rtun_sock, napi); }
+struct sk_buff_head *rtun_sk_write_queue(struct sock *sk) { return &sk->sk_write_queue; }
 struct socket *rtun_sock_socket(struct rtun_sock *rs) { return &rs->socket; }
 struct wait_queue_head *rtun_socket_wait(struct socket *sock) { return &sock->wq.wait; }
 void rtun_sk_set_write_space(struct sock *sk, void (*fn)(struct sock *)) { sk->sk_write_space = fn; }

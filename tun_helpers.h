@@ -20,6 +20,13 @@
 struct rtun_sock {
 	struct sock sk;
 	struct socket socket;
+	/*
+	 * IFF_NAPI (tun.c: tfile->napi): the socket's write queue is the NAPI
+	 * context's receive queue. Used only through sys/napi.rs.
+	 */
+	struct napi_struct napi;
+	/* IFF_NAPI_FRAGS: held while a write fills napi.skb (tun.c: napi_mutex). */
+	struct mutex napi_mutex;
 };
 
 struct attribute_group;
@@ -61,12 +68,55 @@ struct net_device *rtun_to_net_dev(struct device *d);
 void rtun_netdev_set_sysfs_group(struct net_device *dev, const struct attribute_group *group);
 void rtun_netdev_set_ip_tunnel_header_ops(struct net_device *dev);
 int rtun_notifier_to_errno(int ret);
+void rtun_netdev_set_pcpu_stat_tstats(struct net_device *dev);
+void rtun_dev_core_stats_rx_dropped_inc(struct net_device *dev);
+void rtun_dev_core_stats_tx_dropped_inc(struct net_device *dev);
+
+/* per-CPU data (include/linux/percpu-defs.h, cpumask.h) */
+void __percpu *rtun___alloc_percpu(size_t size, size_t align);
+void *rtun_per_cpu_ptr(void __percpu *p, int cpu);
+int rtun_cpumask_next_possible(int cpu);
+
+/* NAPI (include/linux/netdevice.h) */
+void rtun_netif_napi_add_tx(struct net_device *dev, struct napi_struct *napi, int (*poll)(struct napi_struct *, int));
+void rtun_napi_schedule(struct napi_struct *napi);
+void rtun_napi_free_frags(struct napi_struct *napi);
+bool rtun_napi_complete(struct napi_struct *napi);
+struct mutex *rtun_sock_napi_mutex(struct rtun_sock *rs);
+void rtun_mutex_lock(struct mutex *lock);
+void rtun_mutex_unlock(struct mutex *lock);
+int rtun___skb_grow(struct sk_buff *skb, unsigned int len);
+void *rtun_netdev_alloc_frag(unsigned int fragsz);
+void rtun_skb_fill_frag(struct sk_buff *skb, int i, void *frag, unsigned int size);
+void rtun_skb_add_truesize(struct sk_buff *skb, unsigned int n);
+unsigned int rtun_skb_headlen(const struct sk_buff *skb);
+void *rtun_skb_data(const struct sk_buff *skb);
+bool rtun_iter_is_iovec_or_ubuf(const struct iov_iter *i);
+unsigned long rtun_iter_nr_segs(const struct iov_iter *i);
+size_t rtun_iter_iov_len(const struct iov_iter *i, unsigned long n);
+
+/* skb queues (include/linux/skbuff.h) */
+void rtun___skb_queue_head_init(struct sk_buff_head *list);
+u32 rtun_skb_queue_len(const struct sk_buff_head *list);
+bool rtun_skb_queue_empty(const struct sk_buff_head *list);
+void rtun___skb_queue_tail(struct sk_buff_head *list, struct sk_buff *skb);
+struct sk_buff *rtun___skb_dequeue(struct sk_buff_head *list);
+void rtun_skb_queue_splice_tail_init(struct sk_buff_head *list, struct sk_buff_head *head);
+void rtun_skb_queue_splice(const struct sk_buff_head *list, struct sk_buff_head *head);
+void rtun_skb_queue_purge(struct sk_buff_head *list);
+void rtun_skb_queue_lock(struct sk_buff_head *list);
+void rtun_skb_queue_unlock(struct sk_buff_head *list);
+void rtun_skb_queue_lock_bh(struct sk_buff_head *list);
+void rtun_skb_queue_unlock_bh(struct sk_buff_head *list);
 
 /* netlink attributes (include/net/netlink.h) */
 int rtun_nla_put_u8(struct sk_buff *skb, int attrtype, u8 value);
 int rtun_nla_put_u32(struct sk_buff *skb, int attrtype, u32 value);
 
 /* sockets (include/net/sock.h, linux/net.h) */
+struct napi_struct *rtun_sock_napi(struct rtun_sock *rs);
+struct rtun_sock *rtun_napi_sock(struct napi_struct *napi);
+struct sk_buff_head *rtun_sk_write_queue(struct sock *sk);
 struct socket *rtun_sock_socket(struct rtun_sock *rs);
 struct wait_queue_head *rtun_socket_wait(struct socket *sock);
 void rtun_sk_set_write_space(struct sock *sk, void (*fn)(struct sock *));

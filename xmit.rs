@@ -8,7 +8,7 @@ use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
 use crate::sys::{poll, BhOff, NetDevOps, RcuReadGuard, Rtnl, SkBuff, Stats64, TxResult};
 use crate::txfilter::ETH_ALEN;
-use crate::{get, inc, ioctl, queue, rps, Tun, TunDev};
+use crate::{get, ioctl, queue, rps, Tun, TunDev, RPS_HASHES};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
@@ -44,17 +44,14 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
         tun_select_queue(dev, skb)
     }
 
-    /// `tun_net_get_stats64()` (tun.c fills it from per-CPU counters).
+    /// `tun_net_get_stats64()`: what the per-CPU counters do not hold
+    /// (`sys` adds these to `dev_get_tstats64()`'s).
     fn get_stats64(dev: &TunDev) -> Stats64 {
         let s = &dev.priv_().stats;
         Stats64 {
-            rx_packets: get(&s.rx_packets),
-            rx_bytes: get(&s.rx_bytes),
-            tx_packets: get(&s.tx_packets),
-            tx_bytes: get(&s.tx_bytes),
-            rx_dropped: get(&s.rx_dropped),
-            tx_dropped: get(&s.tx_dropped),
+            tx_dropped: get(&s.tx_purged),
             rx_frame_errors: get(&s.rx_frame_errors),
+            ..Stats64::default()
         }
     }
 
@@ -103,7 +100,7 @@ fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &RcuRead
     };
     if wanted {
         let rxhash = skb.hash_symmetric();
-        inc(&tun.stats.rps_hashes, 1);
+        tun.stats.pcpu.add::<RPS_HASHES>(1);
         if let Some(e) = tun.flows.find(rxhash, rcu) {
             FlowTable::save_rps_rxhash(e, rxhash);
         }
@@ -125,7 +122,7 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
         .get(usize::from(txq))
         .and_then(|slot| slot.get(&rcu))
     else {
-        return tun_net_xmit_drop(tun, skb);
+        return tun_net_xmit_drop(dev, skb);
     };
 
     tun_automq_xmit::<UNGUARDED>(tun, &skb, &rcu);
@@ -133,18 +130,18 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
     // Drop if the TAP filter (`TUNSETTXFILTER`) does not like it; one load
     // while it is off (only TAPs can turn it on).
     if tun.txflt.is_on() && !tun.txflt.check(skb.head::<ETH_ALEN>().as_ref()) {
-        return tun_net_xmit_drop(tun, skb);
+        return tun_net_xmit_drop(dev, skb);
     }
     // The file's classic BPF filter (`TUNATTACHFILTER`), which may trim.
     if tfile.sock.has_filter() {
         skb = match tfile.sock.filter(skb) {
             Ok(skb) => skb,
-            Err(skb) => return tun_net_xmit_drop(tun, skb),
+            Err(skb) => return tun_net_xmit_drop(dev, skb),
         };
     }
 
     if skb.orphan_frags_rx().is_err() {
-        return tun_net_xmit_drop(tun, skb);
+        return tun_net_xmit_drop(dev, skb);
     }
     skb.tx_timestamp();
     // Orphan the skb: we may hold it for an indefinite time.
@@ -152,7 +149,7 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
     skb.nf_reset_ct();
 
     if let Err(skb) = tfile.ring.produce(skb, bh) {
-        return tun_net_xmit_drop(tun, skb);
+        return tun_net_xmit_drop(dev, skb);
     }
     // `dev->lltx`: we update the queue's `trans_start` ourselves.
     dev.txq_trans_cond_update(txq);
@@ -164,8 +161,8 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
 /// The drop path of `tun_net_xmit()`: counted, and `skb_tx_error()` tells a
 /// zerocopy sender its data did not go out.
 #[cold]
-fn tun_net_xmit_drop(tun: &Tun, skb: SkBuff) -> TxResult {
-    inc(&tun.stats.tx_dropped, 1);
+fn tun_net_xmit_drop(dev: &TunDev, skb: SkBuff) -> TxResult {
+    dev.core_stats_tx_dropped_inc();
     skb.tx_error_drop();
     TxResult::Dropped
 }

@@ -10,9 +10,11 @@
 # exits non-zero on any failure, kernel splat, or unfinished guest.
 #
 # usage: scripts/test.sh [--quick] [NAME=VALUE...] [FILTER]
-# The guest suite runs twice per kernel where noted: side by side (rust_tun
-# as /dev/net/rust_tun beside tun.ko) and drop-in (rust_tun as /dev/net/tun,
-# tun.ko absent), each with the real clients (run-guest.sh --clients).
+# The guest suite runs side by side (rust_tun as /dev/net/rust_tun beside
+# tun.ko) on every kernel; drop-in (rust_tun as /dev/net/tun, tun.ko absent)
+# on the test kernel; with every device on NAPI queues (IFF_NAPI, both
+# drivers) on the test and debug kernels; each with the real clients
+# (run-guest.sh --clients).
 #
 #   --quick      run the guest suites on the test kernel only, not also on the
 #                debug kernel (KASAN, lockdep, kmemleak, ...; ~7 min to build
@@ -108,6 +110,9 @@ if [ "$built_module" = 1 ] && [ "$built_guest" = 1 ]; then
 	# rust_tun as /dev/net/tun, tun.ko absent: the C tun's tests and the
 	# real clients against rust_tun.
 	guest_suite test "$kdir" dropin
+	# Every device with IFF_NAPI: the whole suite on NAPI queues, against
+	# both drivers.
+	guest_suite test "$kdir" napi
 	if [ $debug = 1 ]; then
 		# The drop-in run is on the test kernel only: what it adds over
 		# the side-by-side run is the real clients (on the debug kernel
@@ -116,6 +121,8 @@ if [ "$built_module" = 1 ] && [ "$built_guest" = 1 ]; then
 			fkdir=$(bash "$RT_TOP/scripts/build-kernel.sh" $flavor) && [ -d "$fkdir" ] &&
 				guest_suite $flavor "$fkdir" ||
 				{ rt_log "$flavor kernel unavailable"; failed=$((failed + 1)); }
+			# The NAPI paths under KASAN, lockdep and kmemleak too.
+			[ $flavor = debug ] && [ -d "$fkdir" ] && guest_suite debug "$fkdir" napi
 		done
 		# Leave the module built for the test kernel.
 		make -C "$RT_TOP" KDIR="$kdir" >/dev/null

@@ -77,6 +77,70 @@ impl<P> NetDevice<P> {
         unsafe { inline::NETDEV_TX_QUEUE_LEN.read_once(self.as_ptr()) }
     }
 
+    /// `dev_sw_netstats_rx_add()`: one packet of `len` bytes received, on
+    /// this CPU's counters (every device of a [`NetDriver`] has per-CPU
+    /// counters, `NETDEV_PCPU_STAT_TSTATS`, from registration on).
+    #[inline(always)]
+    pub(crate) fn sw_netstats_rx_add(&self, len: u32) {
+        // SAFETY: A live device set up by `setup()` (per-CPU counters), of
+        // which the caller holds a reference or runs a callback (`&self`).
+        unsafe {
+            inline::dev_sw_netstats_add(
+                self.as_ptr(),
+                (inline::SW_NETSTATS_RX_PACKETS, 1),
+                (inline::SW_NETSTATS_RX_BYTES, u64::from(len)),
+            )
+        }
+    }
+
+    /// `dev_sw_netstats_tx_add()`: `packets` packets of `len` bytes in all
+    /// sent, on this CPU's counters.
+    #[inline(always)]
+    pub(crate) fn sw_netstats_tx_add(&self, packets: u32, len: u32) {
+        // SAFETY: As `sw_netstats_rx_add`.
+        unsafe {
+            inline::dev_sw_netstats_add(
+                self.as_ptr(),
+                (inline::SW_NETSTATS_TX_PACKETS, u64::from(packets)),
+                (inline::SW_NETSTATS_TX_BYTES, u64::from(len)),
+            )
+        }
+    }
+
+    /// `dev_core_stats_rx_dropped_inc()`: the core's per-CPU drop counter
+    /// (allocated on first use; `dev_get_stats()` adds it).
+    pub(crate) fn core_stats_rx_dropped_inc(&self) {
+        // SAFETY: A live device.
+        unsafe { bindings::rtun_dev_core_stats_rx_dropped_inc(self.as_ptr()) }
+    }
+
+    /// `dev_core_stats_tx_dropped_inc()`.
+    pub(crate) fn core_stats_tx_dropped_inc(&self) {
+        // SAFETY: A live device.
+        unsafe { bindings::rtun_dev_core_stats_tx_dropped_inc(self.as_ptr()) }
+    }
+
+    /// `dev_get_stats()`: the device's counters as `ip -s link` shows them
+    /// (the driver's, the per-CPU ones and the core's drops).
+    pub(crate) fn stats(&self) -> Stats64 {
+        let mut st = core::mem::MaybeUninit::<bindings::rtnl_link_stats64>::zeroed();
+        // SAFETY: A live device; `st` is writable and zeroed, as
+        // `dev_get_stats()` wants (it fills what the driver does not).
+        let st = unsafe {
+            bindings::dev_get_stats(self.as_ptr(), st.as_mut_ptr());
+            st.assume_init()
+        };
+        Stats64 {
+            rx_packets: st.rx_packets,
+            rx_bytes: st.rx_bytes,
+            tx_packets: st.tx_packets,
+            tx_bytes: st.tx_bytes,
+            rx_dropped: st.rx_dropped,
+            tx_dropped: st.tx_dropped,
+            rx_frame_errors: st.rx_frame_errors,
+        }
+    }
+
     /// `dev->reg_state == NETREG_REGISTERED`.
     pub(crate) fn is_registered(&self) -> bool {
         // SAFETY: A live device.
@@ -460,6 +524,9 @@ unsafe extern "C" fn setup<D: NetDriver>(dev: *mut bindings::net_device) {
         bindings::rtun_netdev_set_lltx(dev);
         (*dev).needs_free_netdev = true;
         (*dev).tx_queue_len = D::TX_QUEUE_LEN;
+        // Per-CPU packet and byte counters (`dev->tstats`), which the core
+        // allocates at registration and frees after the last reference.
+        bindings::rtun_netdev_set_pcpu_stat_tstats(dev);
     }
 }
 
@@ -588,7 +655,8 @@ pub(crate) enum TxResult {
     Dropped,
 }
 
-/// Device counters for `ndo_get_stats64`.
+/// Device counters: what `ndo_get_stats64` adds to the per-CPU counters
+/// (`dev_get_tstats64()`), or what [`NetDevice::stats`] reads.
 #[derive(Default)]
 pub(crate) struct Stats64 {
     pub(crate) rx_packets: u64,
@@ -616,7 +684,8 @@ pub(crate) trait NetDevOps: 'static {
     fn start_xmit(skb: SkBuff, dev: &NetDevice<Self::Priv>, bh: &BhOff) -> TxResult;
     /// `ndo_select_queue`.
     fn select_queue(dev: &NetDevice<Self::Priv>, skb: &SkBuff) -> u16;
-    /// `ndo_get_stats64`.
+    /// `ndo_get_stats64`: the counters the driver keeps itself, which are
+    /// added to the per-CPU ones (`dev_get_tstats64()`).
     fn get_stats64(dev: &NetDevice<Self::Priv>) -> Stats64;
     /// `ndo_change_carrier`, under rtnl (`ip link set DEV carrier on|off`).
     fn change_carrier(dev: &NetDevice<Self::Priv>, on: bool) -> Result;
@@ -762,16 +831,20 @@ impl<T: NetDevOps> Adapter<T> {
         dev: *mut bindings::net_device,
         stats: *mut bindings::rtnl_link_stats64,
     ) {
-        // SAFETY: A device of `T`'s; `stats` is valid and writable.
-        let (dev, stats) = unsafe { (NetDevice::from_raw(dev), &mut *stats) };
+        // SAFETY: A device of `T`'s (per-CPU counters, from `setup()`);
+        // `stats` is valid and writable.
+        let (dev, stats) = unsafe {
+            bindings::dev_get_tstats64(dev, stats);
+            (NetDevice::from_raw(dev), &mut *stats)
+        };
         let s = T::get_stats64(dev);
-        stats.rx_packets = s.rx_packets;
-        stats.rx_bytes = s.rx_bytes;
-        stats.tx_packets = s.tx_packets;
-        stats.tx_bytes = s.tx_bytes;
-        stats.rx_dropped = s.rx_dropped;
-        stats.tx_dropped = s.tx_dropped;
-        stats.rx_frame_errors = s.rx_frame_errors;
+        stats.rx_packets += s.rx_packets;
+        stats.rx_bytes += s.rx_bytes;
+        stats.tx_packets += s.tx_packets;
+        stats.tx_bytes += s.tx_bytes;
+        stats.rx_dropped += s.rx_dropped;
+        stats.tx_dropped += s.tx_dropped;
+        stats.rx_frame_errors += s.rx_frame_errors;
     }
 }
 

@@ -9,7 +9,7 @@ use super::*;
 // iov_iter.
 
 /// The user buffer of one `read`/`write`/`readv`/`writev` call.
-pub(crate) struct IovIter(*mut bindings::iov_iter);
+pub(crate) struct IovIter(pub(super) *mut bindings::iov_iter);
 
 impl IovIter {
     /// # Safety

@@ -69,8 +69,12 @@ impl SockFprog {
 /// # Invariants
 ///
 /// Points to a live `rtun_sock` initialised by [`Sock::new`], on which this
-/// holds a reference.
-pub(crate) struct Sock(NonNull<bindings::rtun_sock>);
+/// holds a reference. The second field is the state of the socket's NAPI
+/// context (`sys/napi.rs`).
+pub(crate) struct Sock(
+    pub(super) NonNull<bindings::rtun_sock>,
+    pub(super) NapiState,
+);
 
 // SAFETY: A socket reference can move between threads; the socket's own
 // locks serialise what needs it.
@@ -111,15 +115,22 @@ impl Sock {
                     .cast_mut()
                     .cast(),
             );
+            bindings::__mutex_init(
+                bindings::rtun_sock_napi_mutex(rs.as_ptr()),
+                kernel::c_str!("rust_tun napi_mutex").as_char_ptr().cast(),
+                ptr::from_ref(kernel::static_lock_class!())
+                    .cast_mut()
+                    .cast(),
+            );
             bindings::sock_init_data_uid(sock, sk, bindings::rtun_current_fsuid());
             bindings::rtun_sk_set_write_space(sk, Some(sock_write_space));
             bindings::rtun_sk_set_sndbuf(sk, SNDBUF_UNLIMITED);
         }
         // INVARIANT: Initialised, and the allocation's reference is ours.
-        Ok(Self(rs))
+        Ok(Self(rs, NapiState::new()))
     }
 
-    fn sk(&self) -> *mut bindings::sock {
+    pub(super) fn sk(&self) -> *mut bindings::sock {
         self.0.as_ptr().cast()
     }
 
@@ -271,6 +282,19 @@ pub(super) fn open_netns(net: *mut bindings::net) -> Result<isize> {
 
 impl Drop for Sock {
     fn drop(&mut self) {
+        if self.napi_enabled() {
+            // The driver did not delete the NAPI context (it must, under
+            // rtnl, before it lets go of the socket): the context is on a
+            // device's list, so the socket is leaked rather than freed
+            // under it (the device stays held, and its unregistration
+            // waits: a bug shows, memory stays safe).
+            pr_warn!("rust_tun: socket dropped with its NAPI context live; leaking it\n");
+            return;
+        }
+        // A deleted NAPI context may still be seen by RCU readers of its
+        // device's list until its grace period. Sockets are dropped in
+        // process context (a file's release, or under rtnl).
+        self.1.wait_deleted();
         // SAFETY: Our reference; packets in flight hold theirs through
         // `sk_wmem_alloc`, and the socket is freed after the last.
         unsafe { bindings::rtun_sock_put(self.sk()) }

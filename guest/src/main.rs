@@ -157,7 +157,8 @@ const RUST: Node = Node {
     tun_prefix: "rtun",
     tap_prefix: "rtap",
     driver: "rust_tun",
-    features: (IFF_TUN | IFF_TAP | IFF_NO_CARRIER | IFF_NO_PI | IFF_ONE_QUEUE | IFF_MULTI_QUEUE | IFF_VNET_HDR) as u32,
+    features: (IFF_TUN | IFF_TAP | IFF_NO_CARRIER | IFF_NO_PI | IFF_ONE_QUEUE | IFF_MULTI_QUEUE | IFF_VNET_HDR | IFF_NAPI | IFF_NAPI_FRAGS)
+        as u32,
 };
 const C: Node = Node {
     path: C_NODE,
@@ -320,6 +321,16 @@ fn t_features(n: Node) -> TestResult {
                 let mut sz: i32 = 0;
                 ioctl_ptr(t.fd(), TUNGETVNETHDRSZ, &mut sz).map_err(|e| format!("TUNGETVNETHDRSZ: {e}"))?;
                 check!(sz == 10, "IFF_VNET_HDR: header size {sz}");
+            }
+            IFF_NAPI => {
+                // A frame written goes through the NAPI context and counts.
+                sh(&format!("ip link set {name} up"))?;
+                let rx0 = stat(&name, "rx_packets")?;
+                let mut frame = vec![0u8; 4];
+                frame.extend_from_slice(&pkt::eth([0xff; 6], [2, 0, 0, 0, 0, 1], pkt::ETH_P_ARP, &[0u8; 28]));
+                frame[2..4].copy_from_slice(&pkt::ETH_P_ARP.to_be_bytes());
+                check!(t.write(&frame) == Ok(frame.len()), "IFF_NAPI: write {:?}", t.write(&frame));
+                check!(stat(&name, "rx_packets")? == rx0 + 1, "IFF_NAPI: rx_packets {} after one write", stat(&name, "rx_packets")?);
             }
             _ => {}
         }
@@ -1487,6 +1498,11 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("vnet_gso_udp_write", vnet::t_vnet_gso_udp_write, &[RUST, C]),
     ("vnet_gso_tcp_read", vnet::t_vnet_gso_tcp_read, &[RUST, C]),
     ("vnet_settings_persist", vnet::t_vnet_settings_persist, &[RUST, C]),
+    ("vnet_gso_udp6_write", vnet::t_vnet_gso_udp6_write, &[RUST, C]),
+    ("vnet_gso_tcp_write", vnet::t_vnet_gso_tcp_write, &[RUST, C]),
+    ("vnet_gso_tcp6_write", vnet::t_vnet_gso_tcp6_write, &[RUST, C]),
+    ("napi", vnet::t_napi, &[RUST, C]),
+    ("napi_frags", vnet::t_napi_frags, &[RUST, C]),
     ("compat_32bit", clients::t_compat_32bit, &[RUST]),
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),

@@ -47,7 +47,16 @@ pub struct IfReq {
 }
 
 impl IfReq {
+    /// A request for `name` with `flags`. In the NAPI run (`RTUN_NAPI=1`)
+    /// every `TUNSETIFF` that names a device type asks for `IFF_NAPI` too
+    /// (unless it says `IFF_NAPI_FRAGS`, whose checks tests look at), so
+    /// the whole suite runs on NAPI queues.
     pub fn new(name: &str, flags: u16) -> Self {
+        let flags = if napi_run() && flags & (IFF_TUN | IFF_TAP) != 0 && flags & IFF_NAPI_FRAGS == 0 {
+            flags | IFF_NAPI
+        } else {
+            flags
+        };
         let mut r = IfReq { name: [0; 16], flags, pad: [0; 22] };
         let n = name.len().min(16);
         r.name[..n].copy_from_slice(&name.as_bytes()[..n]);
@@ -57,6 +66,22 @@ impl IfReq {
     pub fn name(&self) -> String {
         let end = self.name.iter().position(|&c| c == 0).unwrap_or(16);
         String::from_utf8_lossy(&self.name[..end]).into_owned()
+    }
+}
+
+/// Whether this is the NAPI run (`RTUN_NAPI=1`).
+pub fn napi_run() -> bool {
+    static NAPI: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *NAPI.get_or_init(|| std::env::var("RTUN_NAPI").is_ok_and(|v| v == "1"))
+}
+
+/// `IFF_NAPI` in the NAPI run, else 0: what every device created there has
+/// beyond what its test asked for.
+pub fn napi_bit() -> u16 {
+    if napi_run() {
+        IFF_NAPI
+    } else {
+        0
     }
 }
 

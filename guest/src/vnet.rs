@@ -200,17 +200,9 @@ pub fn t_vnet_gso_udp_write(n: Node) -> TestResult {
     let data: Vec<u8> = (0..6000u32).map(|i| (i * 7 + i / 251) as u8).collect();
     let p = udp_partial(peer, me, 5555, 9000, &data);
     let h = Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_UDP_L4, hdr_len: 28, gso_size: 1000, csum_start: 20, csum_offset: 6 };
-    let w = with_hdr(&h, &p);
-    check!(t.write(&w) == Ok(w.len()), "GSO write: {:?}", t.write(&w));
-    let mut got = Vec::new();
-    let mut buf = vec![0u8; 65536];
-    for i in 0..6 {
-        let (m, from) = sock.recv_from(&mut buf).map_err(|e| format!("datagram {i}: {e}"))?;
-        check!(m == 1000, "datagram {i}: {m} bytes from {from}");
-        got.extend_from_slice(&buf[..m]);
-    }
-    check!(got == data, "the six datagrams are not the payload");
+    gso_write_six(&t, &with_hdr(&h, &p), &sock, &data)?;
     // One datagram, checksum left partial.
+    let mut buf = vec![0u8; 65536];
     let one = udp_partial(peer, me, 5555, 9000, &data[..1200]);
     let h = Vnet { flags: F_NEEDS_CSUM, csum_start: 20, csum_offset: 6, ..Default::default() };
     check!(t.write(&with_hdr(&h, &one)).is_ok(), "checksum-offload write");
@@ -219,9 +211,23 @@ pub fn t_vnet_gso_udp_write(n: Node) -> TestResult {
     Ok(())
 }
 
-/// A TCP segment from `src:sport` to `dst:dport` with a correct checksum.
-#[allow(clippy::too_many_arguments)]
-fn tcp_seg(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, opts: &[u8], data: &[u8]) -> Vec<u8> {
+/// Writes `w`, one UDP GSO packet of `data` in 1000-byte segments, and
+/// checks that `sock` receives it as six datagrams with the bytes intact.
+fn gso_write_six(t: &Tun, w: &[u8], sock: &std::net::UdpSocket, data: &[u8]) -> TestResult {
+    check!(t.write(w) == Ok(w.len()), "GSO write: {:?}", t.write(w));
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    for i in 0..6 {
+        let (m, from) = sock.recv_from(&mut buf).map_err(|e| format!("datagram {i}: {e}"))?;
+        check!(m == 1000, "datagram {i}: {m} bytes from {from}");
+        got.extend_from_slice(&buf[..m]);
+    }
+    check!(got == data, "the six datagrams are not the payload");
+    Ok(())
+}
+
+/// A TCP header with `opts` and `data`, its checksum field zero.
+fn tcp_hdr(sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, opts: &[u8], data: &[u8]) -> Vec<u8> {
     let hl = 20 + opts.len();
     let mut s = vec![0u8; hl];
     s[0..2].copy_from_slice(&sport.to_be_bytes());
@@ -233,6 +239,13 @@ fn tcp_seg(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, seq: u32, ack: u3
     s[14..16].copy_from_slice(&65535u16.to_be_bytes());
     s[20..].copy_from_slice(opts);
     s.extend_from_slice(data);
+    s
+}
+
+/// A TCP segment from `src:sport` to `dst:dport` with a correct checksum.
+#[allow(clippy::too_many_arguments)]
+fn tcp_seg(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, opts: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut s = tcp_hdr(sport, dport, seq, ack, flags, opts, data);
     let mut ph = Vec::new();
     ph.extend_from_slice(&src);
     ph.extend_from_slice(&dst);
@@ -400,4 +413,260 @@ pub fn bench_gso(node: &str, name: &str, dir: &str, count: u32) -> Result<String
     let ns = t0.elapsed().as_nanos() as f64;
     let bytes = PAYLOAD as f64 * f64::from(count);
     Ok(format!("BENCH gso dir={dir} count={count} bytes={bytes:.0} ns={ns:.0} bytes_per_sec={:.0}", bytes * 1e9 / ns))
+}
+
+/// `IFF_NAPI`: writes go through the queue's NAPI context (GRO) to local
+/// sockets, every one delivered and counted; `TUNGETIFF` reports the flag;
+/// a detached queue's writes fail with `EBUSY` (nothing delivered, not a
+/// drop) and work again once it is attached; the device statistics
+/// balance; closing queues with packets written leaves nothing behind.
+pub fn t_napi(n: Node) -> TestResult {
+    let flags = IFF_TUN | IFF_NO_PI | IFF_MULTI_QUEUE | IFF_NAPI;
+    let q0 = Tun::create(n.path, "rt-napi0", flags).map_err(|e| format!("TUNSETIFF IFF_NAPI: {e}"))?;
+    let q1 = Tun::create(n.path, "rt-napi0", flags).map_err(|e| format!("second queue: {e}"))?;
+    let (_, got) = q0.getiff().map_err(|e| format!("TUNGETIFF: {e}"))?;
+    check!(got & IFF_NAPI != 0, "TUNGETIFF {got:#x} lacks IFF_NAPI");
+    ptp_up("rt-napi0", "10.87.0.1", "10.87.0.2")?;
+    let sock = std::net::UdpSocket::bind("10.87.0.1:9000").map_err(|e| e.to_string())?;
+    sock.set_read_timeout(Some(Duration::from_secs(3))).map_err(|e| e.to_string())?;
+    let rx0 = stat("rt-napi0", "rx_packets")?;
+    let (me, peer) = ([10, 87, 0, 1], [10, 87, 0, 2]);
+    let count = 300u32;
+    let mut buf = vec![0u8; 2048];
+    for i in 0..count {
+        let data = i.to_be_bytes().repeat(1 + (i % 50) as usize);
+        let p = pkt::ipv4(peer, me, pkt::IPPROTO_UDP, &pkt::udp(5555, 9000, &data));
+        let q = if i % 2 == 0 { &q0 } else { &q1 };
+        check!(q.write(&p) == Ok(p.len()), "write {i}: {:?}", q.write(&p));
+        let (m, _) = sock.recv_from(&mut buf).map_err(|e| format!("datagram {i}: {e}"))?;
+        check!(buf[..m] == data[..], "datagram {i}: {m} bytes, not the payload");
+    }
+    check!(stat("rt-napi0", "rx_packets")? - rx0 == u64::from(count), "rx_packets moved by {}", stat("rt-napi0", "rx_packets")? - rx0);
+
+    setqueue(&q1, IFF_DETACH_QUEUE).map_err(|e| format!("TUNSETQUEUE detach: {e}"))?;
+    let p = pkt::ipv4(peer, me, pkt::IPPROTO_UDP, &pkt::udp(5555, 9000, b"detached"));
+    expect_errno!(q1.write(&p), libc::EBUSY, "write on a detached NAPI queue");
+    check!(sock.recv_from(&mut buf).is_err(), "a datagram from the detached queue arrived");
+    setqueue(&q1, IFF_ATTACH_QUEUE).map_err(|e| format!("TUNSETQUEUE attach: {e}"))?;
+    check!(q1.write(&p) == Ok(p.len()), "write after re-attach");
+    let (m, _) = sock.recv_from(&mut buf).map_err(|e| format!("datagram after re-attach: {e}"))?;
+    check!(&buf[..m] == b"detached", "datagram after re-attach: {m} bytes");
+    check!(stat("rt-napi0", "rx_dropped")? == 0, "rx_dropped {}", stat("rt-napi0", "rx_dropped")?);
+
+    // A burst written faster than the socket reads, then every file closed.
+    for _ in 0..100 {
+        let _ = q0.write(&p);
+    }
+    drop((q0, q1));
+    check!(!link_exists("rt-napi0"), "device left after closing both NAPI queues");
+    Ok(())
+}
+
+/// Retries `bind` for up to 3 s while it fails with `EADDRNOTAVAIL` (an
+/// IPv6 address just added may not be usable yet).
+fn settled<T>(mut bind: impl FnMut() -> std::io::Result<T>) -> Result<T, String> {
+    let t0 = Instant::now();
+    loop {
+        match bind() {
+            Ok(s) => return Ok(s),
+            Err(e) if e.raw_os_error() == Some(libc::EADDRNOTAVAIL) && t0.elapsed() < Duration::from_secs(3) => {
+                thread::sleep(Duration::from_millis(50))
+            }
+            Err(e) => return Err(format!("bind: {e}")),
+        }
+    }
+}
+
+/// GSO writes over IPv6: one UDP GSO packet (`GSO_UDP_L4`, `NEEDS_CSUM`
+/// with the IPv6 pseudo-header sum) reaches a local IPv6 socket as six
+/// datagrams with the bytes intact.
+pub fn t_vnet_gso_udp6_write(n: Node) -> TestResult {
+    let t = tun_vnet(n, "rt-v6g0", IFF_TUN | IFF_NO_PI)?;
+    // IPv6 on, then no duplicate address detection (a tentative address
+    // cannot be bound); binds still retry while the address settles.
+    write_file("/proc/sys/net/ipv6/conf/rt-v6g0/disable_ipv6", "0")?;
+    write_file("/proc/sys/net/ipv6/conf/rt-v6g0/accept_dad", "0")?;
+    sh("ip -6 addr add fd87::1/64 dev rt-v6g0 && ip link set rt-v6g0 up")?;
+    let sock = settled(|| std::net::UdpSocket::bind("[fd87::1]:9000"))?;
+    sock.set_read_timeout(Some(Duration::from_secs(3))).map_err(|e| e.to_string())?;
+    let me: [u8; 16] = "fd87::1".parse::<std::net::Ipv6Addr>().unwrap().octets();
+    let peer: [u8; 16] = "fd87::2".parse::<std::net::Ipv6Addr>().unwrap().octets();
+    let data: Vec<u8> = (0..6000u32).map(|i| (i * 13 + i / 97) as u8).collect();
+    let mut u = pkt::udp(5555, 9000, &data);
+    // The IPv6 pseudo-header: addresses, upper-layer length, next header.
+    let mut ph = Vec::with_capacity(40);
+    ph.extend_from_slice(&peer);
+    ph.extend_from_slice(&me);
+    ph.extend_from_slice(&(u.len() as u32).to_be_bytes());
+    ph.extend_from_slice(&[0, 0, 0, pkt::IPPROTO_UDP]);
+    let s = !pkt::csum(&ph);
+    u[6..8].copy_from_slice(&s.to_be_bytes());
+    let p = pkt::ipv6(peer, me, pkt::IPPROTO_UDP, &u);
+    let h = Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_UDP_L4, hdr_len: 48, gso_size: 1000, csum_start: 40, csum_offset: 6 };
+    gso_write_six(&t, &with_hdr(&h, &p), &sock, &data)?;
+    Ok(())
+}
+
+/// TCP GSO writes: after a handshake written through the device, one
+/// `GSO_TCPV4` write of 5000 bytes (`gso_size` 1000, `NEEDS_CSUM`) is read
+/// whole from the accepted local socket, bytes intact; the TCP state
+/// machine takes it as the stack takes a GRO super-packet.
+pub fn t_vnet_gso_tcp_write(n: Node) -> TestResult {
+    let t = tun_vnet(n, "rt-vt0", IFF_TUN | IFF_NO_PI)?;
+    ptp_up("rt-vt0", "10.88.0.1", "10.88.0.2")?;
+    let (me, peer) = ([10, 88, 0, 1], [10, 88, 0, 2]);
+    let listener = std::net::TcpListener::bind("10.88.0.1:9100").map_err(|e| e.to_string())?;
+    // A port of its own per run: the previous run's connection may still
+    // be closing (no peer answers its FIN).
+    static RUNS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let sport = 40000 + RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // SYN with MSS 1000.
+    let syn = tcp_seg(peer, me, sport, 9100, 5000, 0, 0x02, &[2, 4, 0x03, 0xe8], &[]);
+    check!(t.write(&with_hdr(&Vnet::default(), &syn)).is_ok(), "SYN write");
+    let synack = read_until(&t, Duration::from_secs(5), |p| {
+        p.len() >= VNET_HDR_LEN + 40 && p[VNET_HDR_LEN + 9] == 6 && p[VNET_HDR_LEN + 33] & 0x12 == 0x12
+    })?;
+    let ip = &synack[VNET_HDR_LEN..];
+    let isn = u32::from_be_bytes([ip[24], ip[25], ip[26], ip[27]]);
+    let ack = tcp_seg(peer, me, sport, 9100, 5001, isn.wrapping_add(1), 0x10, &[], &[]);
+    check!(t.write(&with_hdr(&Vnet::default(), &ack)).is_ok(), "ACK write");
+    listener.set_nonblocking(false).map_err(|e| e.to_string())?;
+    let (conn, _) = listener.accept().map_err(|e| format!("accept: {e}"))?;
+    conn.set_read_timeout(Some(Duration::from_secs(3))).map_err(|e| e.to_string())?;
+
+    let data: Vec<u8> = (0..5000u32).map(|i| (i * 31 + i / 7) as u8).collect();
+    let mut seg = tcp_seg(peer, me, sport, 9100, 5001, isn.wrapping_add(1), 0x18, &[], &data);
+    // NEEDS_CSUM: the checksum field holds the pseudo-header sum.
+    let s = pseudo_sum(peer, me, 6, 20 + data.len());
+    seg[36..38].copy_from_slice(&s.to_be_bytes());
+    let h = Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_TCPV4, hdr_len: 40, gso_size: 1000, csum_start: 20, csum_offset: 16 };
+    tso_write_read(&t, &with_hdr(&h, &seg), conn, &data)
+}
+
+/// Writes `w`, one TCP GSO packet of `data`, and reads it whole from the
+/// accepted connection `conn`, bytes intact, and nothing after it (no
+/// duplicate segments: the next read times out).
+fn tso_write_read(t: &Tun, w: &[u8], mut conn: std::net::TcpStream, data: &[u8]) -> TestResult {
+    check!(t.write(w) == Ok(w.len()), "TSO write: {:?}", t.write(w));
+    let mut got = vec![0u8; data.len()];
+    use std::io::Read;
+    conn.read_exact(&mut got).map_err(|e| format!("read from the accepted socket: {e}"))?;
+    check!(got == data, "the bytes read are not the payload");
+    let mut more = [0u8; 16];
+    check!(conn.read(&mut more).is_err(), "more data after the payload");
+    Ok(())
+}
+
+/// A TCP segment over IPv6 from `src:sport` to `dst:dport`; its checksum
+/// is the full one, or with `partial` the pseudo-header sum (`NEEDS_CSUM`).
+#[allow(clippy::too_many_arguments)]
+fn tcp6_seg(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, opts: &[u8], data: &[u8], partial: bool) -> Vec<u8> {
+    let mut s = tcp_hdr(sport, dport, seq, ack, flags, opts, data);
+    let mut ph = Vec::new();
+    ph.extend_from_slice(&src);
+    ph.extend_from_slice(&dst);
+    ph.extend_from_slice(&(s.len() as u32).to_be_bytes());
+    ph.extend_from_slice(&[0, 0, 0, 6]);
+    let c = if partial {
+        !pkt::csum(&ph)
+    } else {
+        ph.extend_from_slice(&s);
+        pkt::csum(&ph)
+    };
+    s[16..18].copy_from_slice(&c.to_be_bytes());
+    pkt::ipv6(src, dst, 6, &s)
+}
+
+/// TCP GSO writes over IPv6 (`GSO_TCPV6`), as [`t_vnet_gso_tcp_write`].
+pub fn t_vnet_gso_tcp6_write(n: Node) -> TestResult {
+    const GSO_TCPV6: u8 = 4;
+    let t = tun_vnet(n, "rt-vt6", IFF_TUN | IFF_NO_PI)?;
+    // IPv6 on, then no duplicate address detection (a tentative address
+    // cannot be bound); binds still retry while the address settles.
+    write_file("/proc/sys/net/ipv6/conf/rt-vt6/disable_ipv6", "0")?;
+    write_file("/proc/sys/net/ipv6/conf/rt-vt6/accept_dad", "0")?;
+    sh("ip -6 addr add fd88::1/64 dev rt-vt6 && ip link set rt-vt6 up")?;
+    let me: [u8; 16] = "fd88::1".parse::<std::net::Ipv6Addr>().unwrap().octets();
+    let peer: [u8; 16] = "fd88::2".parse::<std::net::Ipv6Addr>().unwrap().octets();
+    let listener = settled(|| std::net::TcpListener::bind("[fd88::1]:9100"))?;
+    static RUNS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let sport = 41000 + RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let syn = tcp6_seg(peer, me, sport, 9100, 5000, 0, 0x02, &[2, 4, 0x03, 0xe8], &[], false);
+    check!(t.write(&with_hdr(&Vnet::default(), &syn)).is_ok(), "SYN write");
+    let synack = read_until(&t, Duration::from_secs(5), |p| {
+        p.len() >= VNET_HDR_LEN + 60 && p[VNET_HDR_LEN] >> 4 == 6 && p[VNET_HDR_LEN + 6] == 6 && p[VNET_HDR_LEN + 53] & 0x12 == 0x12
+    })?;
+    let tcp = &synack[VNET_HDR_LEN + 40..];
+    let isn = u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]);
+    let ack = tcp6_seg(peer, me, sport, 9100, 5001, isn.wrapping_add(1), 0x10, &[], &[], false);
+    check!(t.write(&with_hdr(&Vnet::default(), &ack)).is_ok(), "ACK write");
+    let (conn, _) = listener.accept().map_err(|e| format!("accept: {e}"))?;
+    conn.set_read_timeout(Some(Duration::from_secs(3))).map_err(|e| e.to_string())?;
+
+    let data: Vec<u8> = (0..5000u32).map(|i| (i * 17 + i / 11) as u8).collect();
+    let seg = tcp6_seg(peer, me, sport, 9100, 5001, isn.wrapping_add(1), 0x18, &[], &data, true);
+    let h = Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_TCPV6, hdr_len: 60, gso_size: 1000, csum_start: 40, csum_offset: 16 };
+    tso_write_read(&t, &with_hdr(&h, &seg), conn, &data)
+}
+
+/// `IFF_NAPI_FRAGS` (TAP, with `IFF_NAPI`, as root): each write's skb is
+/// built in the queue's NAPI context as the writer's iovec is laid out
+/// (the first segment linear, each further one a page fragment) and handed
+/// to GRO at once. Frames written whole or split over segments reach a
+/// local socket intact; an empty or over-page segment is `EINVAL`, more
+/// segments than an skb has fragments `EMSGSIZE`, each counted as a drop;
+/// `TUNGETIFF` reports both flags.
+pub fn t_napi_frags(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-nf0", IFF_TAP | IFF_NO_PI | IFF_NAPI | IFF_NAPI_FRAGS)
+        .map_err(|e| format!("TUNSETIFF IFF_NAPI_FRAGS: {e}"))?;
+    let (_, got) = t.getiff().map_err(|e| format!("TUNGETIFF: {e}"))?;
+    check!(got & (IFF_NAPI | IFF_NAPI_FRAGS) == IFF_NAPI | IFF_NAPI_FRAGS, "TUNGETIFF {got:#x}");
+    sh("ip addr add 10.89.0.1/24 dev rt-nf0 && ip link set rt-nf0 up")?;
+    let mac: Vec<u8> = sysfs("rt-nf0", "address").split(':').filter_map(|h| u8::from_str_radix(h, 16).ok()).collect();
+    check!(mac.len() == 6, "address {:?}", sysfs("rt-nf0", "address"));
+    let dst: [u8; 6] = mac[..6].try_into().unwrap();
+    let sock = std::net::UdpSocket::bind("10.89.0.1:9200").map_err(|e| e.to_string())?;
+    sock.set_read_timeout(Some(Duration::from_secs(3))).map_err(|e| e.to_string())?;
+    let frame = |data: &[u8]| {
+        pkt::eth(dst, [2, 0, 0, 0, 0, 9], pkt::ETH_P_IP, &pkt::ipv4([10, 89, 0, 2], [10, 89, 0, 1], pkt::IPPROTO_UDP, &pkt::udp(5555, 9200, data)))
+    };
+    let rx0 = stat("rt-nf0", "rx_packets")?;
+    let drop0 = stat("rt-nf0", "rx_dropped")?;
+    let mut buf = vec![0u8; 4096];
+
+    // Whole, in one segment.
+    let data: Vec<u8> = (0..1200u32).map(|i| (i * 3) as u8).collect();
+    let f = frame(&data);
+    check!(t.write(&f) == Ok(f.len()), "one-segment write: {:?}", t.write(&f));
+    let (m, _) = sock.recv_from(&mut buf).map_err(|e| format!("one-segment datagram: {e}"))?;
+    check!(buf[..m] == data[..], "one-segment datagram: {m} bytes");
+
+    // Headers, then the payload over two page fragments.
+    let data: Vec<u8> = (0..3000u32).map(|i| (i * 7 + 1) as u8).collect();
+    let f = frame(&data);
+    let hl = 14 + 20 + 8;
+    let iov = [behaviour::iov(&f[..hl]), behaviour::iov(&f[hl..hl + 2000]), behaviour::iov(&f[hl + 2000..])];
+    check!(behaviour::writev(t.fd(), &iov) == Ok(f.len()), "three-segment writev: {:?}", behaviour::writev(t.fd(), &iov));
+    let (m, _) = sock.recv_from(&mut buf).map_err(|e| format!("three-segment datagram: {e}"))?;
+    check!(buf[..m] == data[..], "three-segment datagram: {m} bytes");
+    check!(stat("rt-nf0", "rx_packets")? == rx0 + 2, "rx_packets moved by {}", stat("rt-nf0", "rx_packets")? - rx0);
+
+    // Malformed layouts.
+    let empty = [behaviour::iov(&f[..hl]), behaviour::iov(&f[hl..hl]), behaviour::iov(&f[hl..])];
+    expect_errno!(behaviour::writev(t.fd(), &empty), libc::EINVAL, "an empty segment");
+    let big = vec![0u8; 5000];
+    let over = [behaviour::iov(&f[..hl]), behaviour::iov(&big)];
+    expect_errno!(behaviour::writev(t.fd(), &over), libc::EINVAL, "a segment over a page");
+    let small = [1u8; 8];
+    let mut many = vec![behaviour::iov(&f[..hl])];
+    many.extend((0..18).map(|_| behaviour::iov(&small)));
+    expect_errno!(behaviour::writev(t.fd(), &many), libc::EMSGSIZE, "19 segments");
+    check!(stat("rt-nf0", "rx_dropped")? == drop0 + 3, "rx_dropped moved by {}", stat("rt-nf0", "rx_dropped")? - drop0);
+    check!(sock.recv_from(&mut buf).is_err(), "a malformed write was delivered");
+    // And the queue still works.
+    let f = frame(b"after");
+    check!(t.write(&f) == Ok(f.len()), "write after the errors");
+    let (m, _) = sock.recv_from(&mut buf).map_err(|e| format!("datagram after the errors: {e}"))?;
+    check!(&buf[..m] == b"after", "datagram after the errors: {m} bytes");
+    Ok(())
 }

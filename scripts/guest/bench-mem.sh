@@ -1,20 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
-# Guest side of the memory table: what COUNT idle persistent TAP devices of
-# DRIVER cost, single-queue and 4-queue (queues attached, then closed).
-# One boot per driver (bench.sh), prepared identically: 200 dummy devices
-# created and deleted first, so the core's caches for net devices are warm
-# before either driver is measured. MemFree is read after sync and
-# dropping the page cache.
-# usage: bench-mem.sh DRIVER [COUNT]
+# Guest side of the memory table: what COUNT idle persistent TAP devices
+# cost, single-queue and 4-queue (queues attached, then closed), rust_tun
+# and C tun in one boot. MemFree moves for reasons of its own (per-CPU page
+# lists, RCU-deferred frees, slabs grown by whatever ran before), so each
+# measurement is preceded by a warm-up with the same driver and queue count
+# (COUNT devices created and deleted: the caches the devices need exist),
+# the drivers alternate which goes first, and ROUNDS rounds are printed:
+# bench-report.py takes each row's median.
+# usage: bench-mem.sh [COUNT] [ROUNDS]
 set -u
-DRIVER=$1
-COUNT=${2:-200}
-case $DRIVER in
-rust_tun) node=/dev/net/rust_tun ;;
-tun) node=/dev/net/tun ;;
-*) echo "bench-mem: unknown driver $DRIVER"; exit 1 ;;
-esac
-insmod /lib/modules/$DRIVER.ko && insmod /lib/modules/dummy.ko numdummies=0 || exit 1
+COUNT=${1:-200}
+ROUNDS=${2:-5}
+insmod /lib/modules/rust_tun.ko && insmod /lib/modules/tun.ko || exit 1
 
 memfree() {
 	sync
@@ -23,17 +20,36 @@ memfree() {
 	awk '/^MemFree:/ { print $2 }' /proc/meminfo
 }
 
-# Warm-up: the core's own allocations for COUNT devices.
-i=0
-while [ $i -lt "$COUNT" ]; do ip link add wd$i type dummy || exit 1; i=$((i + 1)); done
-i=0
-while [ $i -lt "$COUNT" ]; do ip link del wd$i || exit 1; i=$((i + 1)); done
+# Deletes every device whose name starts with $1, then waits for the
+# deferred frees (RCU callbacks) to land.
+del() {
+	for d in $(ls /sys/class/net | grep "^$1"); do ip link del "$d" || return 1; done
+	sleep 3
+}
+
+node_of() {
+	case $1 in
+	rust_tun) echo /dev/net/rust_tun ;;
+	tun) echo /dev/net/tun ;;
+	esac
+}
 
 rc=0
-for queues in 1 4; do
-	before=$(memfree)
-	out=$(rtun mkdevs "$node" m$queues- "$COUNT" $queues) || { echo "bench-mem: $out"; rc=1; continue; }
-	after=$(memfree)
-	echo "BENCH mem driver=$DRIVER queues=$queues devices=$COUNT memfree_before_kb=$before memfree_after_kb=$after kb_per_device=$(((before - after) / COUNT))"
+round=1
+while [ $round -le "$ROUNDS" ]; do
+	if [ $((round % 2)) = 1 ]; then order="rust_tun tun"; else order="tun rust_tun"; fi
+	for queues in 1 4; do
+		for driver in $order; do
+			node=$(node_of $driver)
+			out=$(rtun mkdevs "$node" w- "$COUNT" $queues) || { echo "bench-mem: $out"; rc=1; continue; }
+			del w- || rc=1
+			before=$(memfree)
+			out=$(rtun mkdevs "$node" m- "$COUNT" $queues) || { echo "bench-mem: $out"; rc=1; continue; }
+			after=$(memfree)
+			echo "BENCH mem driver=$driver queues=$queues devices=$COUNT round=$round memfree_before_kb=$before memfree_after_kb=$after kb_per_device=$(((before - after) / COUNT))"
+			del m- || rc=1
+		done
+	done
+	round=$((round + 1))
 done
 exit $rc

@@ -3,10 +3,14 @@
 # pktgen (start_xmit, 64-byte UDP, COUNT packets, clone_skb 0, burst 1) on
 # CPU 0 into a single-queue TAP device drained by a reader on CPU 1; rows:
 # rust_tun guarded, rust_tun unguarded, C tun, each with RPS off, RPS on by
-# rps_cpus, and RPS+RFS on by rps_sock_flow_entries.
-# usage: bench-xmit.sh [COUNT]
+# rps_cpus, and RPS+RFS on by rps_sock_flow_entries. ROUNDS rounds of all
+# rows (bench-report.py takes each row's median): with two vCPUs the
+# interleaving of pktgen, the reader and RPS's backlog shifts between
+# boots and rows by a few tenths of a percent.
+# usage: bench-xmit.sh [COUNT] [ROUNDS]
 set -u
 COUNT=${1:-200000}
+ROUNDS=${2:-3}
 PG=/proc/net/pktgen
 SFE=/proc/sys/net/core/rps_sock_flow_entries
 insmod /lib/modules/rust_tun.ko && insmod /lib/modules/tun.ko && insmod /lib/modules/pktgen.ko || exit 1
@@ -56,7 +60,7 @@ row() { # row DRIVER MODE NODE DEV
 		err=$(echo "$res" | sed -n 's/.*errors: \([0-9]*\).*/\1/p')
 		extra=
 		[ "$driver" = rust_tun ] && extra=" rps_hashes=$(($(hashes) - h0))"
-		echo "BENCH xmit driver=$driver mode=$mode rps=$rps count=$COUNT usec=$usec pps=$pps errors=$err$extra"
+		echo "BENCH xmit driver=$driver mode=$mode rps=$rps round=$round count=$COUNT usec=$usec pps=$pps errors=$err$extra"
 		pg_set $PG/kpktgend_0 "rem_device_all"
 	done
 	rps_mode "$dev" off
@@ -64,7 +68,11 @@ row() { # row DRIVER MODE NODE DEV
 	wait $drain 2>/dev/null
 }
 
-row rust_tun guarded /dev/net/rust_tun rtap0
-row rust_tun unguarded /dev/net/rust_tun rtap1
-row tun guarded /dev/net/tun tap0
+round=1
+while [ $round -le "$ROUNDS" ]; do
+	row rust_tun guarded /dev/net/rust_tun rtap0
+	row rust_tun unguarded /dev/net/rust_tun rtap1
+	row tun guarded /dev/net/tun tap0
+	round=$((round + 1))
+done
 exit $rc

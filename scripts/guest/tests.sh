@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of the test suite: load the modules and run every guest test.
 # Arguments: NAME=VALUE settings exported to the tests (RTUN_SEED,
-# RTUN_STRESS_SECS, RTUN_FUZZ_ITERS), `dropin` for the drop-in run, then an
-# optional test-name filter.
+# RTUN_STRESS_SECS, RTUN_FUZZ_ITERS), `dropin` for the drop-in run, `napi`
+# for the NAPI run (RTUN_NAPI=1: every device the tests create asks for
+# IFF_NAPI), then an optional test-name filter.
 #
 # The drop-in run: tun.ko is moved out of modprobe's sight (nothing can load
 # it behind the tests' back), rust_tun is loaded with dropin=1 as
@@ -16,6 +17,7 @@ for a in "$@"; do
 	case $a in
 	*=*) export "$a" ;;
 	dropin) dropin=1 ;;
+	napi) export RTUN_NAPI=1 ;;
 	*) filter=$a ;;
 	esac
 done

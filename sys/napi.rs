@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `IFF_NAPI`: a socket's write queue as the receive queue of a NAPI
+//! context, as tun.c's `tfile->napi` (`tun_napi_init`, `tun_napi_enable`,
+//! `tun_napi_disable`, `tun_napi_del`, `tun_napi_receive`, `tun_napi_poll`).
+//! A writer queues its packet on the socket's `sk_write_queue` and
+//! schedules the context; the poll function, in softirq context, hands the
+//! queued packets to GRO (`napi_gro_receive()`), `NAPI_POLL_WEIGHT` at a
+//! time.
+//!
+//! The `napi_struct` lives in the socket (`struct rtun_sock`), so the poll
+//! function reaches its queue by `container_of` and needs nothing of the
+//! driver. While the context is on its device's list the socket holds a
+//! reference on the device (`dev_hold`), so the device cannot be freed
+//! under it: a driver that forgot to delete the context before
+//! unregistering would make unregistration wait, not free memory in use.
+//!
+//! Deleting a context (`__netif_napi_del()`) takes a grace-period cookie
+//! instead of waiting (tun.c's `netif_napi_del()` waits for one per
+//! queue): RCU readers of the device's NAPI list may still see the
+//! context until a grace period has passed, so the socket's drop waits for
+//! the cookie (`cond_synchronize_rcu_full()`), which the driver's own
+//! `synchronize_net()` after detaching has normally satisfied. Deleting a
+//! 256-queue device then waits for one grace period, not 256.
+
+use super::*;
+use core::mem::ManuallyDrop;
+use core::sync::atomic::{AtomicBool, AtomicU8};
+
+/// `NAPI_POLL_WEIGHT`: the most packets one poll hands to GRO, and the
+/// queue length past which a writer schedules the context even when more
+/// data follows (tun.c).
+pub(crate) const NAPI_POLL_WEIGHT: u32 = bindings::NAPI_POLL_WEIGHT;
+
+/// `ETH_MAX_MTU - NET_SKB_PAD - NET_IP_ALIGN`: the largest frame an
+/// `IFF_NAPI_FRAGS` write may carry (tun.c's `tun_napi_alloc_frags()`).
+const FRAGS_MAX_LEN: usize =
+    bindings::ETH_MAX_MTU as usize - inline::NET_SKB_PAD - bindings::RTUN_NET_IP_ALIGN as usize;
+
+/// The context's state, kept beside the socket; changed under rtnl only.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum State {
+    /// Never set up (the file was not attached with `IFF_NAPI`), or deleted.
+    None = 0,
+    /// On the device's list and enabled: writers queue, polls run.
+    Enabled = 1,
+    /// On the device's list, disabled (the queue is detached).
+    Disabled = 2,
+}
+
+/// A socket's NAPI context's state (tun.c: `tfile->napi_enabled` and
+/// `tfile->detached`).
+pub(crate) struct NapiState {
+    state: AtomicU8,
+    /// `IFF_NAPI_FRAGS` (tun.c: `tfile->napi_frags_enabled`): writes build
+    /// their skb in the context (`napi_get_frags()`) and hand it to
+    /// `napi_gro_frags()` themselves. Set with the context.
+    frags: AtomicBool,
+    /// The device the context is on, held (`dev_hold`) while it is.
+    dev: AtomicPtr<bindings::net_device>,
+    /// Set by a delete: the grace period after which no RCU reader of the
+    /// device's NAPI list can see the context any more.
+    deleted: UnsafeCell<Option<bindings::rcu_gp_oldstate>>,
+}
+
+// SAFETY: `deleted` is written under rtnl (`napi_del`) and read by the
+// socket's drop, which has it exclusively.
+unsafe impl Sync for NapiState {}
+
+impl NapiState {
+    pub(super) const fn new() -> Self {
+        Self {
+            state: AtomicU8::new(State::None as u8),
+            frags: AtomicBool::new(false),
+            dev: AtomicPtr::new(ptr::null_mut()),
+            deleted: UnsafeCell::new(None),
+        }
+    }
+
+    /// Waits, if needed, until RCU readers of a device's NAPI list can no
+    /// longer see the deleted context (before its memory goes). May sleep.
+    pub(super) fn wait_deleted(&mut self) {
+        if let Some(mut gp) = self.deleted.get_mut().take() {
+            // SAFETY: A cookie from `get_state_synchronize_rcu_full()`.
+            unsafe { bindings::cond_synchronize_rcu_full(&mut gp) };
+        }
+    }
+
+    fn get(&self) -> State {
+        match self.state.load(Ordering::Acquire) {
+            1 => State::Enabled,
+            2 => State::Disabled,
+            _ => State::None,
+        }
+    }
+
+    fn set(&self, s: State) {
+        self.state.store(s as u8, Ordering::Release)
+    }
+}
+
+impl Sock {
+    fn napi(&self) -> *mut bindings::napi_struct {
+        // SAFETY: A live socket of ours (type invariant).
+        unsafe { bindings::rtun_sock_napi(self.0.as_ptr()) }
+    }
+
+    fn write_queue(&self) -> *mut bindings::sk_buff_head {
+        // SAFETY: A live socket; its write queue was initialised by
+        // `sock_init_data_uid()`.
+        unsafe { bindings::rtun_sk_write_queue(self.sk()) }
+    }
+
+    /// Whether the socket has a NAPI context (`tfile->napi_enabled`): set
+    /// up by [`Sock::napi_init`] and not deleted.
+    pub(crate) fn napi_enabled(&self) -> bool {
+        self.1.get() != State::None
+    }
+
+    /// Whether writes go through `IFF_NAPI_FRAGS`
+    /// ([`Sock::napi_alloc_frags`]): a context set up with it, not deleted.
+    pub(crate) fn napi_frags_enabled(&self) -> bool {
+        self.napi_enabled() && self.1.frags.load(Ordering::Relaxed)
+    }
+
+    /// `tun_napi_init()`: adds the socket's NAPI context to `dev` (a TX
+    /// context: no busy polling, as `netif_napi_add_tx`) and enables it;
+    /// with `frags`, writes will build their skbs in it
+    /// (`IFF_NAPI_FRAGS`). A context already set up is left as it is.
+    pub(crate) fn napi_init<P>(&self, dev: &NetDevice<P>, frags: bool, _rtnl: &Rtnl<'_>) {
+        if self.1.get() != State::None {
+            return;
+        }
+        self.1.frags.store(frags, Ordering::Relaxed);
+        // SAFETY: `dev` is live (borrowed) and we hold a reference from
+        // now until `napi_del`; the context is ours, not on any list (state
+        // `None`), and lives in the socket, which lives at least as long
+        // as this `Sock`; rtnl serialises the device's NAPI list.
+        unsafe {
+            bindings::rtun_dev_hold(dev.as_ptr());
+            self.1.dev.store(dev.as_ptr(), Ordering::Relaxed);
+            bindings::rtun_netif_napi_add_tx(dev.as_ptr(), self.napi(), Some(sock_napi_poll));
+            bindings::napi_enable(self.napi());
+        }
+        self.1.set(State::Enabled);
+    }
+
+    /// `tun_napi_enable()`: a detached queue is attached again.
+    pub(crate) fn napi_enable(&self, _rtnl: &Rtnl<'_>) {
+        if self.1.get() == State::Disabled {
+            // SAFETY: On its device's list and disabled (state), so
+            // enabling it is valid; rtnl serialises state changes.
+            unsafe { bindings::napi_enable(self.napi()) };
+            self.1.set(State::Enabled);
+        }
+    }
+
+    /// `tun_napi_disable()`: waits for a running poll to finish; no poll
+    /// runs after it until [`Sock::napi_enable`].
+    pub(crate) fn napi_disable(&self, _rtnl: &Rtnl<'_>) {
+        if self.1.get() == State::Enabled {
+            self.1.set(State::Disabled);
+            // SAFETY: Enabled (state), so this returns (disabling twice
+            // would wait forever); may sleep: process context under rtnl.
+            unsafe { bindings::napi_disable(self.napi()) };
+        }
+    }
+
+    /// `tun_napi_del()` (disabling first if needed) and the queue's purge:
+    /// takes the context off its device's list and gives the device back.
+    /// Does not wait for a grace period (see the module's comment).
+    pub(crate) fn napi_del(&self, rtnl: &Rtnl<'_>) {
+        self.napi_disable(rtnl);
+        if self.1.get() == State::None {
+            return;
+        }
+        self.1.set(State::None);
+        let dev = self.1.dev.swap(ptr::null_mut(), Ordering::Relaxed);
+        let mut gp = core::mem::MaybeUninit::<bindings::rcu_gp_oldstate>::uninit();
+        // SAFETY: On `dev`'s list and disabled, so no poll runs; `dev` is
+        // live, held since `napi_init`; rtnl serialises the list and
+        // `deleted` (see `NapiState`'s `Sync`). The context's memory stays
+        // until the socket's drop has waited for the cookie taken here,
+        // after the list removal.
+        unsafe {
+            bindings::__netif_napi_del(self.napi());
+            bindings::get_state_synchronize_rcu_full(gp.as_mut_ptr());
+            *self.1.deleted.get() = Some(gp.assume_init());
+            bindings::rtun_skb_queue_purge(self.write_queue());
+            bindings::rtun_dev_put(dev);
+        }
+    }
+
+    /// `tun_queue_purge()`'s write-queue part: frees what writers queued
+    /// for a poll that will not come.
+    pub(crate) fn napi_purge(&self) {
+        // SAFETY: The socket's initialised write queue (`skb_queue_purge()`
+        // takes its lock).
+        unsafe { bindings::rtun_skb_queue_purge(self.write_queue()) }
+    }
+
+    /// tun.c's `IFF_NAPI` branch of `tun_get_user()`: queues `skb` for the
+    /// context's next poll and schedules it (`more` is `MSG_MORE`: a batch
+    /// waits until it ends or holds more than a poll takes). `EBUSY`, and
+    /// the packet is dropped, if the context is disabled (the queue is
+    /// detached).
+    pub(crate) fn napi_receive(&self, skb: SkBuff, more: bool) -> Result {
+        let q = self.write_queue();
+        // SAFETY: The socket's write queue, whose lock `spin_lock_bh`
+        // serialises writers against the poll (softirq).
+        unsafe { bindings::rtun_skb_queue_lock_bh(q) };
+        if self.1.get() != State::Enabled {
+            // SAFETY: Locked above, in this function.
+            unsafe { bindings::rtun_skb_queue_unlock_bh(q) };
+            drop(skb);
+            return Err(EBUSY);
+        }
+        // SAFETY: The queue is locked and takes the packet's ownership;
+        // unlocked with bottom halves still off, then the context is
+        // scheduled (its device holds it until `napi_del`, which comes
+        // after `napi_disable`: a disabled context ignores the schedule)
+        // and bottom halves come back on, running the poll if it is due.
+        unsafe {
+            bindings::rtun___skb_queue_tail(q, skb.into_raw());
+            let len = bindings::rtun_skb_queue_len(q);
+            bindings::rtun_skb_queue_unlock(q);
+            if !more || len > NAPI_POLL_WEIGHT {
+                bindings::rtun_napi_schedule(self.napi());
+            }
+            bindings::rtun_local_bh_enable();
+        }
+        Ok(())
+    }
+}
+
+/// `tun_napi_poll()` / `tun_napi_receive()`: takes what writers queued and
+/// hands up to `budget` packets to GRO; the rest goes back to the front of
+/// the queue for the next poll.
+///
+/// # Safety
+///
+/// Called by the NAPI core, in softirq context, for a context that
+/// [`Sock::napi_init`] set up in a live `rtun_sock` (the socket outlives
+/// the context: `napi_del` runs before the socket's last reference goes,
+/// or the socket is leaked; see `Sock`'s drop).
+unsafe extern "C" fn sock_napi_poll(napi: *mut bindings::napi_struct, budget: c_int) -> c_int {
+    let mut process = core::mem::MaybeUninit::<bindings::sk_buff_head>::uninit();
+    let process = process.as_mut_ptr();
+    let mut received = 0;
+    // SAFETY: `napi` is inside a live `rtun_sock` (function contract), so
+    // its socket's write queue is valid; `process` is a local list head
+    // initialised before use and empty (every packet spliced back or
+    // handed to GRO) when it goes out of scope.
+    unsafe {
+        let rs = bindings::rtun_napi_sock(napi);
+        let q = bindings::rtun_sk_write_queue(rs.cast());
+        bindings::rtun___skb_queue_head_init(process);
+        bindings::rtun_skb_queue_lock(q);
+        bindings::rtun_skb_queue_splice_tail_init(q, process);
+        bindings::rtun_skb_queue_unlock(q);
+
+        while received < budget {
+            let skb = bindings::rtun___skb_dequeue(process);
+            if skb.is_null() {
+                break;
+            }
+            bindings::napi_gro_receive(napi, skb);
+            received += 1;
+        }
+
+        if !bindings::rtun_skb_queue_empty(process) {
+            bindings::rtun_skb_queue_lock(q);
+            bindings::rtun_skb_queue_splice(process, q);
+            bindings::rtun_skb_queue_unlock(q);
+        }
+        if received < budget {
+            bindings::napi_complete_done(napi, received);
+        }
+    }
+    received
+}
+
+// ---------------------------------------------------------------------------
+// IFF_NAPI_FRAGS: the write builds its skb in the context and hands it to
+// GRO itself (tun.c's `tun_napi_alloc_frags()` and the `frags` branches of
+// `tun_get_user()`).
+
+impl Sock {
+    fn napi_mutex(&self) -> *mut bindings::mutex {
+        // SAFETY: A live socket of ours; the mutex was initialised by
+        // `Sock::new`.
+        unsafe { bindings::rtun_sock_napi_mutex(self.0.as_ptr()) }
+    }
+
+    /// `tun_napi_alloc_frags()`: takes the socket's frags mutex and the
+    /// context's skb (`napi_get_frags()`), laid out as the writer's buffer
+    /// is: the rest of its current segment in the linear part, each further
+    /// segment (1 to `PAGE_SIZE` bytes) one page fragment. `len` is what
+    /// `from` holds. `EMSGSIZE` for more segments than an skb has fragments
+    /// or a frame larger than `ETH_MAX_MTU` allows, `EINVAL` for an empty or
+    /// too large segment, `ENOMEM`. May sleep.
+    ///
+    /// Deliberate difference: a buffer that is not a plain user iovec
+    /// (tun.c reads any iterator as one) is `EINVAL`.
+    pub(crate) fn napi_alloc_frags(
+        &self,
+        len: usize,
+        from: &IovIter,
+    ) -> Result<NapiFragsUnfilled<'_>> {
+        let it = from.0;
+        // SAFETY: `from` is valid for the call; these read its type and
+        // segment count.
+        let (plain, nr_segs) = unsafe {
+            (
+                bindings::rtun_iter_is_iovec_or_ubuf(it),
+                bindings::rtun_iter_nr_segs(it),
+            )
+        };
+        if !plain {
+            return Err(EINVAL);
+        }
+        if nr_segs > bindings::RTUN_MAX_SKB_FRAGS as c_ulong + 1 || len > FRAGS_MAX_LEN {
+            return Err(errno::EMSGSIZE());
+        }
+        // SAFETY: The socket's initialised mutex; process context.
+        unsafe { bindings::rtun_mutex_lock(self.napi_mutex()) };
+        // INVARIANT (of `NapiFragsUnfilled`): the mutex is held from here.
+        let mut guard = NapiFragsUnfilled { sock: self, len };
+        // SAFETY: The context is set up (frags writes only come with one)
+        // and its skb is ours under the mutex; `napi_get_frags()` wants
+        // bottom halves off.
+        let skb = unsafe {
+            bindings::rtun_local_bh_disable();
+            let skb = bindings::napi_get_frags(self.napi());
+            bindings::rtun_local_bh_enable();
+            skb
+        };
+        if skb.is_null() {
+            return Err(ENOMEM);
+        }
+        // SAFETY: `skb` is the context's fresh frags skb, ours under the
+        // mutex (dropping `guard` frees it with `napi_free_frags()`); the
+        // iterator's current segment and the `nr_segs - 1` after it are
+        // user iovecs (checked above), whose lengths are read.
+        unsafe {
+            let linear = bindings::iov_iter_single_seg_count(it);
+            to_result(bindings::rtun___skb_grow(skb, linear as c_uint))?;
+            inline::SKB_LEN.write(skb, len as u32);
+            inline::SKB_DATA_LEN.write(skb, (len - linear) as u32);
+            bindings::rtun_skb_add_truesize(skb, (len - linear) as c_uint);
+            for i in 1..nr_segs {
+                let fragsz = bindings::rtun_iter_iov_len(it, i);
+                if fragsz == 0 || fragsz > bindings::RTUN_PAGE_SIZE as usize {
+                    return Err(EINVAL);
+                }
+                let frag = bindings::rtun_netdev_alloc_frag(fragsz as c_uint);
+                if frag.is_null() {
+                    return Err(ENOMEM);
+                }
+                bindings::rtun_skb_fill_frag(skb, (i - 1) as c_int, frag, fragsz as c_uint);
+            }
+        }
+        guard.len = len;
+        Ok(guard)
+    }
+}
+
+/// The context's frags skb, laid out for a write but not filled yet; the
+/// socket's frags mutex is held. Dropping it frees the skb
+/// (`napi_free_frags()`) and releases the mutex.
+///
+/// # Invariants
+///
+/// The socket's frags mutex is held by this; the context's skb (if any)
+/// is this write's.
+pub(crate) struct NapiFragsUnfilled<'a> {
+    sock: &'a Sock,
+    len: usize,
+}
+
+impl<'a> NapiFragsUnfilled<'a> {
+    /// `skb_copy_datagram_from_iter()` of the frame: the filled skb, or
+    /// `EFAULT` (the skb is freed).
+    pub(crate) fn copy_from_iter(self, from: &mut IovIter) -> Result<NapiFrags<'a>> {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: The context's skb is ours under the mutex (invariant),
+        // laid out for `len` bytes; the iterator is valid for the call.
+        // `napi_alloc_frags` only hands out a guard with an skb.
+        let (skb, err) = unsafe {
+            let skb = (*this.sock.napi()).skb;
+            (
+                skb,
+                bindings::skb_copy_datagram_from_iter(skb, 0, from.0, this.len as c_int),
+            )
+        };
+        // INVARIANT: The mutex passes on to the filled guard, which frees
+        // the skb if it is dropped (so does this error path).
+        let filled = NapiFrags {
+            sock: this.sock,
+            // SAFETY: Ours under the mutex, now filled (or, on a fault,
+            // dropped unread below: `NapiFrags`'s drop frees it through the
+            // context, not through the `SkBuff`).
+            skb: ManuallyDrop::new(unsafe { SkBuff::from_raw(skb) }),
+        };
+        if err == 0 {
+            Ok(filled)
+        } else {
+            Err(EFAULT)
+        }
+    }
+}
+
+impl Drop for NapiFragsUnfilled<'_> {
+    fn drop(&mut self) {
+        // SAFETY: The mutex is ours (invariant); `napi_free_frags()` frees
+        // the context's skb, if any, and forgets it.
+        unsafe {
+            bindings::rtun_napi_free_frags(self.sock.napi());
+            bindings::rtun_mutex_unlock(self.sock.napi_mutex());
+        }
+    }
+}
+
+/// A filled `IFF_NAPI_FRAGS` skb, for the write path's checks (it derefs to
+/// [`SkBuff`]) until [`NapiFrags::gro_frags`] hands it to GRO. Dropping it
+/// frees it (`napi_free_frags()`) and releases the socket's frags mutex.
+///
+/// # Invariants
+///
+/// The socket's frags mutex is held by this; `skb` is the context's skb.
+pub(crate) struct NapiFrags<'a> {
+    sock: &'a Sock,
+    skb: ManuallyDrop<SkBuff>,
+}
+
+impl core::ops::Deref for NapiFrags<'_> {
+    type Target = SkBuff;
+    fn deref(&self) -> &SkBuff {
+        &self.skb
+    }
+}
+
+impl core::ops::DerefMut for NapiFrags<'_> {
+    fn deref_mut(&mut self) -> &mut SkBuff {
+        &mut self.skb
+    }
+}
+
+impl NapiFrags<'_> {
+    /// The end of tun.c's `frags` branch: the Ethernet header back in
+    /// front (`eth_type_trans()` pulled it), the headers the flow dissector
+    /// finds (`eth_get_headlen()`) checked to be in the linear part, then
+    /// `napi_gro_frags()` in the context, synchronously. `ENOMEM` when the
+    /// headers are not linear (deliberate difference: tun.c also
+    /// `WARN_ON_ONCE`s, which a user can trigger), `EBUSY` when the context
+    /// is being polled or disabled; the skb is freed on either.
+    pub(crate) fn gro_frags<P>(self, dev: &NetDevice<P>) -> Result {
+        let napi = self.sock.napi();
+        let skb = self.skb.as_ptr();
+        // SAFETY: The context's filled skb, ours under the mutex; it has
+        // the headroom `napi_alloc_skb()` reserved (at least `NET_SKB_PAD`,
+        // and the Ethernet header was pulled from it); `dev` is live.
+        let headlen_ok = unsafe {
+            bindings::skb_push(skb, bindings::ETH_HLEN);
+            let linear = bindings::rtun_skb_headlen(skb);
+            bindings::eth_get_headlen(dev.as_ptr(), bindings::rtun_skb_data(skb), linear) <= linear
+        };
+        if !headlen_ok {
+            return Err(ENOMEM);
+        }
+        // SAFETY: The context is set up; `napi_schedule_prep()` makes it
+        // ours for this one GRO call, which consumes its skb (or keeps it
+        // for reuse, as the context's): either way no longer ours. Bottom
+        // halves off as `napi_gro_frags()` wants.
+        unsafe {
+            if !bindings::napi_schedule_prep(napi) {
+                return Err(EBUSY);
+            }
+            bindings::rtun_local_bh_disable();
+            bindings::napi_gro_frags(napi);
+            bindings::rtun_napi_complete(napi);
+            bindings::rtun_local_bh_enable();
+        }
+        let this = ManuallyDrop::new(self);
+        // SAFETY: The mutex is ours (invariant); the skb went to GRO.
+        unsafe { bindings::rtun_mutex_unlock(this.sock.napi_mutex()) };
+        Ok(())
+    }
+}
+
+impl Drop for NapiFrags<'_> {
+    fn drop(&mut self) {
+        // SAFETY: The mutex is ours; the context's skb is this one
+        // (invariant), freed and forgotten by `napi_free_frags()`.
+        unsafe {
+            bindings::rtun_napi_free_frags(self.sock.napi());
+            bindings::rtun_mutex_unlock(self.sock.napi_mutex());
+        }
+    }
+}
