@@ -40,7 +40,6 @@ bool rtun_netif_running(const struct net_device *dev) { return netif_running(dev
 void rtun_netif_tx_start_all_queues(struct net_device *dev) { netif_tx_start_all_queues(dev); }
 void rtun_netif_tx_stop_all_queues(struct net_device *dev) { netif_tx_stop_all_queues(dev); }
 void rtun_netif_tx_wake_all_queues(struct net_device *dev) { netif_tx_wake_all_queues(dev); }
-void rtun_txq_trans_cond_update(struct net_device *dev, u16 txq) { txq_trans_cond_update(netdev_get_tx_queue(dev, txq)); }
 void rtun_eth_hw_addr_random(struct net_device *dev) { eth_hw_addr_random(dev); }
 void rtun_netdev_priv_flags_clear(struct net_device *dev, u32 flags) { dev->priv_flags &= ~flags; }
 void rtun_netdev_priv_flags_set(struct net_device *dev, u32 flags) { dev->priv_flags |= flags; }
@@ -125,7 +124,6 @@ void rtun_skb_reset_mac_header(struct sk_buff *skb) { skb_reset_mac_header(skb);
 void rtun_skb_reset_network_header(struct sk_buff *skb) { skb_reset_network_header(skb); }
 void rtun_skb_probe_transport_header(struct sk_buff *skb) { skb_probe_transport_header(skb); }
 void rtun_skb_orphan(struct sk_buff *skb) { skb_orphan(skb); }
-u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb) { return __skb_get_hash_symmetric(skb); }
 #if IS_ENABLED(CONFIG_NF_CONNTRACK)
 void rtun_nf_reset_ct(struct sk_buff *skb) { nf_reset_ct(skb); }
 #endif

@@ -57,7 +57,6 @@ bool rtun_netif_running(const struct net_device *dev);
 void rtun_netif_tx_start_all_queues(struct net_device *dev);
 void rtun_netif_tx_stop_all_queues(struct net_device *dev);
 void rtun_netif_tx_wake_all_queues(struct net_device *dev);
-void rtun_txq_trans_cond_update(struct net_device *dev, u16 txq);
 void rtun_eth_hw_addr_random(struct net_device *dev);
 void rtun_netdev_priv_flags_clear(struct net_device *dev, u32 flags);
 void rtun_netdev_priv_flags_set(struct net_device *dev, u32 flags);
@@ -136,7 +135,6 @@ void rtun_skb_reset_mac_header(struct sk_buff *skb);
 void rtun_skb_reset_network_header(struct sk_buff *skb);
 void rtun_skb_probe_transport_header(struct sk_buff *skb);
 void rtun_skb_orphan(struct sk_buff *skb);
-u32 rtun_skb_get_hash_symmetric(struct sk_buff *skb);
 void rtun_nf_reset_ct(struct sk_buff *skb);
 
 /* virtio-net headers (include/linux/virtio_net.h) */

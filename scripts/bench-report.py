@@ -77,9 +77,10 @@ def main():
 
     # Table 1.
     md += ["## Xmit path (pktgen start_xmit, 64-byte UDP, single-queue TAP, reader on CPU 1)", "",
-           "Each row's median over five boots (the two vCPUs' interleaving shifts",
-           "from boot to boot by several tenths of a percent; within a boot rows",
-           "repeat to about 0.05 %).", "",
+           "Each row's median over five boots, each with a padding file of another",
+           "size in the initramfs: figures repeat to 0.05 % between boots of one",
+           "image but move by up to 1 % (C tun's as much as rust_tun's) when the",
+           "image's memory layout changes; the padding samples that.", "",
            "| driver | mode | RPS | pps (median) | pps, each boot | instructions/packet | errors | RPS hashes in the run |",
            "|---|---|---|---:|---|---:|---:|---:|"]
     xrows = {}

@@ -20,6 +20,11 @@
 # booted kernel's tree), and scripts/guest/clients-smoke.sh as
 # /usr/bin/clients-smoke.
 #
+# RTUN_PAD_KB=N in the environment adds an N KB file to the initramfs: the
+# benchmarks vary it between boots so that their medians sample how the
+# guest's memory layout moves instruction counts (slab refills, page
+# allocator paths), instead of measuring one layout.
+#
 # TCG runs single-threaded by default (both vCPUs on one host thread): with
 # multi-threaded TCG (--mttcg), QEMU 7.2 lets a vCPU execute the int3 of a
 # finished text_poke_bp() while static keys flip under load, and the guest
@@ -126,6 +131,7 @@ echo "$flavor" >"$root/etc/rtun-flavor"
 sed -n 's/^CONFIG_HZ=//p' "$kdir/.config" >"$root/etc/rtun-hz"
 echo "$*" >"$root/etc/rtun-args"
 [ $clients = 0 ] || add_clients "$root"
+[ -z "${RTUN_PAD_KB:-}" ] || head -c $((RTUN_PAD_KB * 1024)) /dev/zero >"$root/pad"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.gz"
 
 [ -n "$log" ] || log=$work/console.log

@@ -32,6 +32,9 @@ impl<S, T> Copy for CField<S, T> {}
 /// [`skb_shinfo`] points to.
 pub(super) enum SkbSharedInfo {}
 
+/// `struct netdev_queue`, a transmit queue (an element of `dev->_tx`).
+pub(super) enum NetdevQueue {}
+
 /// `struct pcpu_sw_netstats`, a device's per-CPU counters (`dev->tstats`):
 /// only ever reached through its per-CPU pointer.
 pub(super) enum PcpuSwNetstats {}
@@ -134,6 +137,9 @@ c_fields! {
     NETDEV_WANTED_FEATURES: bindings::net_device => u64 =
         RTUN_NETDEV_WANTED_FEATURES, RTUN_NETDEV_WANTED_FEATURES_SIZE;
     NETDEV_VLAN_FEATURES: bindings::net_device => u64 = RTUN_NETDEV_VLAN_FEATURES, RTUN_NETDEV_VLAN_FEATURES_SIZE;
+    NETDEV_TX: bindings::net_device => *mut NetdevQueue = RTUN_NETDEV_TX, RTUN_NETDEV_TX_SIZE;
+    NETDEV_QUEUE_TRANS_START: NetdevQueue => u64 = RTUN_NETDEV_QUEUE_TRANS_START, RTUN_NETDEV_QUEUE_TRANS_START_SIZE;
+    SPINLOCK_LOCKED: kernel::bindings::spinlock_t => u8 = RTUN_SPINLOCK_LOCKED, RTUN_SPINLOCK_LOCKED_SIZE;
     // `struct pcpu_sw_netstats __percpu *`.
     NETDEV_TSTATS: bindings::net_device => *mut PcpuSwNetstats = RTUN_NETDEV_TSTATS, RTUN_NETDEV_TSTATS_SIZE;
     // `u64_stats_t`: a `local64_t` on 64-bit.
@@ -496,16 +502,44 @@ pub(super) unsafe fn spin_lock(lock: *mut kernel::bindings::spinlock_t) {
     unsafe { kernel::bindings::_raw_spin_lock(lock.cast()) };
 }
 
-/// `spin_unlock()` (include/linux/spinlock.h): a call of
-/// `_raw_spin_unlock()` with `CONFIG_UNINLINE_SPIN_UNLOCK` (the debug
-/// kernel); otherwise C inlines the release store and we call the `kernel`
-/// crate's helper (the store is not worth re-implementing).
+/// Whether `spin_unlock()` is C's inline release store and nothing else:
+/// no out-of-line unlock, no preempt count to drop, no paravirt unlock, no
+/// debug checks (the test and no-jump-label kernels).
+const SPIN_UNLOCK_IS_STORE: bool = cfg!(all(
+    CONFIG_QUEUED_SPINLOCKS,
+    not(CONFIG_UNINLINE_SPIN_UNLOCK),
+    not(CONFIG_PREEMPT_COUNT),
+    not(CONFIG_PARAVIRT_SPINLOCKS),
+    not(CONFIG_DEBUG_SPINLOCK),
+    not(CONFIG_DEBUG_LOCK_ALLOC)
+));
+
+/// `spin_unlock()` (include/linux/spinlock.h, 6.12): with
+/// [`SPIN_UNLOCK_IS_STORE`]'s configuration, `__raw_spin_unlock()` is
+/// `queued_spin_unlock()` -- `smp_store_release(&lock->locked, 0)`, on x86
+/// a compiler barrier and a byte store -- then `preempt_enable()`, a
+/// barrier without a preempt count; written out here (a call of the
+/// `kernel` crate's helper costs several instructions per packet on both
+/// rings). With `CONFIG_UNINLINE_SPIN_UNLOCK` (the debug kernel) C calls
+/// `_raw_spin_unlock()`, and so do we; any other configuration goes
+/// through the helper.
 ///
 /// # Safety
 ///
 /// The caller holds `lock`.
 #[inline(always)]
 pub(super) unsafe fn spin_unlock(lock: *mut kernel::bindings::spinlock_t) {
+    if SPIN_UNLOCK_IS_STORE {
+        // SAFETY: The caller holds the lock, so the locked byte is ours to
+        // clear; the fence orders the critical section's accesses before
+        // the store (x86 stores are not reordered with earlier accesses).
+        unsafe {
+            core::sync::atomic::compiler_fence(Ordering::Release);
+            ptr::write_volatile(SPINLOCK_LOCKED.ptr(lock.cast()), 0u8);
+            core::sync::atomic::compiler_fence(Ordering::SeqCst);
+        }
+        return;
+    }
     #[cfg(CONFIG_UNINLINE_SPIN_UNLOCK)]
     // CAST: As in `spin_lock`.
     // SAFETY: As the caller guarantees.
@@ -517,6 +551,31 @@ pub(super) unsafe fn spin_unlock(lock: *mut kernel::bindings::spinlock_t) {
     unsafe {
         kernel::bindings::spin_unlock(lock)
     };
+}
+
+/// `txq_trans_cond_update()` (include/linux/netdevice.h) of
+/// `netdev_get_tx_queue(dev, txq)`: `&dev->_tx[txq]`'s `trans_start` set
+/// to `jiffies` unless it holds it already (READ_ONCE/WRITE_ONCE). Same as
+/// C in every configuration.
+///
+/// # Safety
+///
+/// `dev` is a live device and `txq` one of its transmit queues.
+#[inline(always)]
+pub(super) unsafe fn txq_trans_cond_update(dev: *mut bindings::net_device, txq: u16) {
+    let now = jiffies();
+    // SAFETY: As the caller guarantees: `_tx` holds `num_tx_queues`
+    // queues of `RTUN_NETDEV_QUEUE_SIZE` bytes, `txq` among them.
+    unsafe {
+        let q = NETDEV_TX
+            .read(dev)
+            .cast::<u8>()
+            .add(usize::from(txq) * bindings::RTUN_NETDEV_QUEUE_SIZE as usize)
+            .cast::<NetdevQueue>();
+        if NETDEV_QUEUE_TRANS_START.read_once(q) != now {
+            ptr::write_volatile(NETDEV_QUEUE_TRANS_START.ptr(q), now);
+        }
+    }
 }
 
 /// `waitqueue_active()` (include/linux/wait.h): a racy `list_empty()` of

@@ -305,7 +305,7 @@ impl<P> NetDevice<P> {
     pub(crate) fn txq_trans_cond_update(&self, txq: u16) {
         // SAFETY: Valid device; `txq` is the queue the core called the
         // driver for (`skb->queue_mapping < real_num_tx_queues`).
-        unsafe { bindings::rtun_txq_trans_cond_update(self.as_ptr(), txq) }
+        unsafe { inline::txq_trans_cond_update(self.as_ptr(), txq) }
     }
 
     /// Takes a reference (`dev_hold()`).

@@ -190,10 +190,13 @@ impl SkBuff {
     }
 
     /// `__skb_get_hash_symmetric()`: the flow hash, the same for both
-    /// directions of a flow.
+    /// directions of a flow. C's inline is a call of
+    /// `__skb_get_hash_symmetric_net(NULL, skb)`, made here directly.
+    #[inline(always)]
     pub(crate) fn hash_symmetric(&self) -> u32 {
-        // SAFETY: A valid skb; the flow dissector only reads it.
-        unsafe { bindings::rtun_skb_get_hash_symmetric(self.as_ptr()) }
+        // SAFETY: A valid skb; the flow dissector only reads it (no
+        // namespace: the dissector of the skb's own device is used).
+        unsafe { bindings::__skb_get_hash_symmetric_net(ptr::null(), self.as_ptr()) }
     }
 
     /// `skb_record_rx_queue()`.
