@@ -20,8 +20,8 @@
 #
 #   --quick      run the guest suites on the test kernel only, not also on the
 #                debug kernel (KASAN, lockdep, kmemleak, ...; ~7 min to build
-#                once, ~3 min to run) and the no-jump-label kernel (the
-#                guards' fallback; ~7 min to build once, ~1 min to run)
+#                once, ~38 min to run) and the no-jump-label kernel (the
+#                guards' fallback; ~8 min to build once, ~3 min to run)
 #   NAME=VALUE   passed to the guest tests: RTUN_SEED, RTUN_STRESS_SECS,
 #                RTUN_FUZZ_ITERS
 set -uo pipefail
