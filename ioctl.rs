@@ -155,14 +155,7 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
             if !tun_permitted(tun, &tfile) {
                 return Err(EPERM);
             }
-            tun_attach(
-                dev,
-                tfile,
-                skip_filter,
-                flags & IFF_NAPI != 0,
-                flags & IFF_NAPI_FRAGS != 0,
-                rtnl,
-            )?;
+            tun_attach(dev, tfile, skip_filter, flags, rtnl)?;
             if tun.flags() & IFF_MULTI_QUEUE != 0 && tun.numqueues() + tun.numdisabled() > 1 {
                 // More queues were there: the device is set up already.
                 dev.state_change(rtnl);
@@ -215,14 +208,7 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
             tun_net_initialize(&mut b, kind, unguarded);
             let dev = b.register(rtnl)?;
             // (Its debugfs directory came with `NETDEV_REGISTER`.)
-            if let Err(e) = tun_attach(
-                dev,
-                tfile,
-                false,
-                flags & IFF_NAPI != 0,
-                flags & IFF_NAPI_FRAGS != 0,
-                rtnl,
-            ) {
+            if let Err(e) = tun_attach(dev, tfile, false, flags, rtnl) {
                 dev.unregister(rtnl);
                 return Err(e);
             }
@@ -255,15 +241,7 @@ fn tun_set_queue(tfile: ArcBorrow<'_, TunFile>, flags: u32) -> Result {
     Rtnl::with(|rtnl| {
         let dev = if flags & IFF_ATTACH_QUEUE != 0 {
             let dev = tfile.detached.get_rtnl(rtnl).ok_or(EINVAL)?;
-            let flags = dev.priv_().flags();
-            tun_attach(
-                dev,
-                tfile,
-                false,
-                flags & IFF_NAPI != 0,
-                flags & IFF_NAPI_FRAGS != 0,
-                rtnl,
-            )?;
+            tun_attach(dev, tfile, false, dev.priv_().flags(), rtnl)?;
             dev
         } else if flags & IFF_DETACH_QUEUE != 0 {
             let dev = tfile.tun.get_rtnl(rtnl).ok_or(EINVAL)?;

@@ -9,7 +9,7 @@
 use crate::sys::{self, poll, DevEvent, LinkOps, NetdevEvents, RingSlots, Rtnl, UnpublishedBatch};
 use crate::{
     inc, link_ops, Tun, TunDev, TunFile, DEBUGFS_ROOT, DEV_FLOWS_FOPS, DEV_STATS_FOPS,
-    IFF_MULTI_QUEUE, IFF_PERSIST, MAX_TAP_QUEUES,
+    IFF_MULTI_QUEUE, IFF_NAPI, IFF_NAPI_FRAGS, IFF_PERSIST, MAX_TAP_QUEUES,
 };
 use core::sync::atomic::Ordering;
 use kernel::c_str;
@@ -87,15 +87,15 @@ fn tun_disable_queue(tun: &Tun, tfile: Arc<TunFile>, rtnl: &mut Rtnl<'_>) {
 
 /// `tun_attach()`: makes `tfile` queue `numqueues` of `dev`; unless
 /// `skip_filter` (`IFF_NOFILTER`), the file gets the device's filter; with
-/// `napi` (`IFF_NAPI`) a file attached for the first time gets a NAPI
-/// context, which with `napi_frags` (`IFF_NAPI_FRAGS`) its writes fill
-/// themselves (a detached file keeps the one it had).
+/// `IFF_NAPI` in `napi_flags` a file attached for the first time gets a NAPI
+/// context, which with `IFF_NAPI_FRAGS` its writes fill themselves (a
+/// detached file keeps the one it had). tun.c passes the two flags as
+/// booleans taken from the same word at every call.
 pub(crate) fn tun_attach<'g>(
     dev: &'g TunDev,
     tfile: ArcBorrow<'_, TunFile>,
     skip_filter: bool,
-    napi: bool,
-    napi_frags: bool,
+    napi_flags: u32,
     rtnl: &mut Rtnl<'g>,
 ) -> Result {
     let tun = dev.priv_();
@@ -133,8 +133,10 @@ pub(crate) fn tun_attach<'g>(
     if detached {
         tun_enable_queue(tun, &tfile, rtnl);
         tfile.sock.napi_enable(rtnl);
-    } else if napi {
-        tfile.sock.napi_init(dev, napi_frags, rtnl);
+    } else if napi_flags & IFF_NAPI != 0 {
+        tfile
+            .sock
+            .napi_init(dev, napi_flags & IFF_NAPI_FRAGS != 0, rtnl);
     }
     tfile.tun.set(Some(dev), rtnl);
     // The core learns of the queue before writers may record it (see
@@ -265,18 +267,15 @@ pub(crate) fn tun_net_uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
             batch.push(old);
         }
     }
-    // One `synchronize_net()` for every queue, as tun.c.
-    batch.finish(|tfile| {
-        inc(&tun.stats.tx_purged, tfile.ring.purge());
-        tun_napi_purge(&tfile);
-    });
+    // One `synchronize_net()` for every queue, as tun.c. (The NAPI queues
+    // were purged by `napi_del()` in `shut`: nothing can be queued after.)
+    batch.finish(|tfile| inc(&tun.stats.tx_purged, tfile.ring.purge()));
     // Disabled files were out of the transmitters' reach already; the list
     // comes apart one link at a time (no recursive drop of the chain).
     let mut cur = tun.disabled.get_mut(rtnl).take();
     while let Some(tfile) = cur {
         cur = tfile.next_disabled.get_mut(rtnl).take();
         inc(&tun.stats.tx_purged, tfile.ring.purge());
-        tun_napi_purge(&tfile);
     }
     drop(disabled);
     // `tun_flow_flush()`: no queue is left to steer to.
