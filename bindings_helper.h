@@ -140,6 +140,29 @@ RTUN_FIELD(SOCK_WMEM_ALLOC, struct sock, sk_wmem_alloc);
 RTUN_FIELD(SKB_VLAN_ALL, struct sk_buff, vlan_all);
 RTUN_FIELD(SKB_VLAN_PROTO, struct sk_buff, vlan_proto);
 RTUN_FIELD(SKB_VLAN_TCI, struct sk_buff, vlan_tci);
+/* virtio_net_hdr_from_skb(): the checksum's place, ip_summed, the shared
+ * info's GSO fields. */
+RTUN_FIELD(SKB_CSUM_START, struct sk_buff, csum_start);
+RTUN_FIELD(SKB_CSUM_OFFSET, struct sk_buff, csum_offset);
+/* ip_summed: the byte at __pkt_type_offset holds pkt_type:3, ignore_df:1,
+ * dst_pending_confirm:1, ip_summed:2, ooo_okay:1, allocated from either end
+ * by the bitfield order (as the kernel's PKT_TYPE_MAX); the module checks
+ * this against bindgen's accessor for the headers group when it loads. */
+const unsigned long RTUN_SKB_PKT_TYPE_OFFSET = offsetof(struct sk_buff, __pkt_type_offset);
+#ifdef __BIG_ENDIAN_BITFIELD
+const unsigned int RTUN_SKB_IP_SUMMED_SHIFT = 1;
+#else
+const unsigned int RTUN_SKB_IP_SUMMED_SHIFT = 5;
+#endif
+RTUN_FIELD(SKB_HEADERS, struct sk_buff, headers);
+RTUN_FIELD(SHINFO_GSO_SIZE, struct skb_shared_info, gso_size);
+RTUN_FIELD(SHINFO_GSO_TYPE, struct skb_shared_info, gso_type);
+const unsigned int RTUN_SKB_GSO_TCPV4 = SKB_GSO_TCPV4;
+const unsigned int RTUN_SKB_GSO_TCPV6 = SKB_GSO_TCPV6;
+const unsigned int RTUN_SKB_GSO_UDP_L4 = SKB_GSO_UDP_L4;
+const unsigned int RTUN_SKB_GSO_TCP_ECN = SKB_GSO_TCP_ECN;
+const unsigned int RTUN_CHECKSUM_UNNECESSARY = CHECKSUM_UNNECESSARY;
+const unsigned int RTUN_CHECKSUM_PARTIAL = CHECKSUM_PARTIAL;
 /* socket_wq.wait: "wait MUST be first field of socket_wq" (linux/net.h). */
 _Static_assert(offsetof(struct socket_wq, wait) == 0, "socket_wq.wait is not first");
 #ifdef CONFIG_PCPU_DEV_REFCNT

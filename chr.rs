@@ -201,7 +201,7 @@ fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
         to.copy_skb(&skb, offset as u32, n as u32)?;
     }
 
-    dev.sw_netstats_tx_add(1, (len + vlan_hlen) as u32);
+    dev.sw_netstats_tx_add((len + vlan_hlen) as u32);
     skb.consume();
     Ok(total)
 }
@@ -232,7 +232,7 @@ fn tun_flow_update(tun: &Tun, rxhash: u32, tfile: &TunFile) {
         rps::sock_rps_record_flow_hash_guarded(rps_rxhash)
     };
     if recorded.is_some() {
-        tun.stats.pcpu.add::<RFS_RECORDS>(1);
+        tun.stats.pcpu.inc::<RFS_RECORDS>();
     }
 }
 
@@ -293,7 +293,7 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
 
     let drop = |e: Error| {
         dev.core_stats_rx_dropped_inc();
-        tun.stats.pcpu.add::<WRITE_DROPS>(1);
+        tun.stats.pcpu.inc::<WRITE_DROPS>();
         e
     };
     // Charged to the file's send buffer: past it, wait or `EAGAIN` (which,

@@ -217,6 +217,9 @@ impl FlowTable {
     }
 
     /// `tun_flow_find()`: the entry of `rxhash`, valid for the RCU section.
+    /// Inline, as C's (a `static` function the compiler inlines into the
+    /// transmit path).
+    #[inline]
     pub(crate) fn find<'a>(&'a self, rxhash: u32, _rcu: &'a RcuReadGuard) -> Option<&'a FlowEntry> {
         let pool = self.pool.get()?.get_ref();
         self.find_idx(pool, rxhash).map(|i| pool.entry(i))
@@ -225,6 +228,7 @@ impl FlowTable {
     /// The chain walk of `tun_flow_find()`, by index. Entries are never
     /// freed and are reused only a grace period after deletion, so any
     /// caller inside an RCU section or holding the lock sees whole chains.
+    #[inline]
     fn find_idx(&self, pool: &FlowPool, rxhash: u32) -> Option<u16> {
         let mut idx = pool.heads[tun_hashfn(rxhash)].load(Ordering::Acquire);
         while idx != NIL {

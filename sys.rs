@@ -139,7 +139,7 @@ pub(crate) use chrdev::*;
 pub(crate) use cred::*;
 pub(crate) use debugfs::*;
 /// `NET_SKB_PAD`.
-pub(crate) use inline::NET_SKB_PAD;
+pub(crate) use inline::{check_skb_layout, NET_SKB_PAD};
 pub(crate) use napi::*;
 pub(crate) use netdev::*;
 pub(crate) use param::*;

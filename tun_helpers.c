@@ -131,7 +131,22 @@ void rtun_nf_reset_ct(struct sk_buff *skb) { nf_reset_ct(skb); }
 /* virtio-net headers */
 
 int rtun_virtio_net_hdr_to_skb(struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool little_endian) { return virtio_net_hdr_to_skb(skb, hdr, little_endian); }
-int rtun_virtio_net_hdr_from_skb(const struct sk_buff *skb, struct virtio_net_hdr *hdr, bool little_endian, bool has_data_valid, int vlan_hlen) { return virtio_net_hdr_from_skb(skb, hdr, little_endian, has_data_valid, vlan_hlen); }
+#ifdef CONFIG_DEBUG_NET
+/*
+ * sys/inline.rs writes virtio_net_hdr_from_skb() out in Rust for the read
+ * path; with CONFIG_DEBUG_NET (the debug test kernel) every result is
+ * compared with C's, and a difference WARNs (the test runner fails on it).
+ */
+void rtun_virtio_net_hdr_from_skb_check(const struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool ok, int vlan_hlen)
+{
+	struct virtio_net_hdr c;
+	bool c_ok = !virtio_net_hdr_from_skb(skb, &c, true, true, vlan_hlen);
+
+	WARN_ONCE(c_ok != ok || (ok && memcmp(&c, hdr, sizeof(c))),
+		  "rust_tun: virtio_net_hdr_from_skb differs from C's: %d %*ph, C: %d %*ph\n",
+		  ok, (int)sizeof(c), hdr, c_ok, (int)sizeof(c), &c);
+}
+#endif
 
 /* locking, RCU, bottom halves */
 

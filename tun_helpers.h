@@ -139,7 +139,9 @@ void rtun_nf_reset_ct(struct sk_buff *skb);
 
 /* virtio-net headers (include/linux/virtio_net.h) */
 int rtun_virtio_net_hdr_to_skb(struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool little_endian);
-int rtun_virtio_net_hdr_from_skb(const struct sk_buff *skb, struct virtio_net_hdr *hdr, bool little_endian, bool has_data_valid, int vlan_hlen);
+#ifdef CONFIG_DEBUG_NET
+void rtun_virtio_net_hdr_from_skb_check(const struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool ok, int vlan_hlen);
+#endif
 
 /* locking, RCU, bottom halves (include/linux/spinlock.h, rcupdate.h, bottom_half.h) */
 void rtun_spin_lock_bh(struct spinlock *lock);

@@ -100,7 +100,7 @@ fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &RcuRead
     };
     if wanted {
         let rxhash = skb.hash_symmetric();
-        tun.stats.pcpu.add::<RPS_HASHES>(1);
+        tun.stats.pcpu.inc::<RPS_HASHES>();
         if let Some(e) = tun.flows.find(rxhash, rcu) {
             FlowTable::save_rps_rxhash(e, rxhash);
         }

@@ -155,6 +155,10 @@ c_fields! {
     // `__be16`, kept in network byte order.
     SKB_VLAN_PROTO: bindings::sk_buff => u16 = RTUN_SKB_VLAN_PROTO, RTUN_SKB_VLAN_PROTO_SIZE;
     SKB_VLAN_TCI: bindings::sk_buff => u16 = RTUN_SKB_VLAN_TCI, RTUN_SKB_VLAN_TCI_SIZE;
+    SKB_CSUM_START: bindings::sk_buff => u16 = RTUN_SKB_CSUM_START, RTUN_SKB_CSUM_START_SIZE;
+    SKB_CSUM_OFFSET: bindings::sk_buff => u16 = RTUN_SKB_CSUM_OFFSET, RTUN_SKB_CSUM_OFFSET_SIZE;
+    SHINFO_GSO_SIZE: SkbSharedInfo => u16 = RTUN_SHINFO_GSO_SIZE, RTUN_SHINFO_GSO_SIZE_SIZE;
+    SHINFO_GSO_TYPE: SkbSharedInfo => u32 = RTUN_SHINFO_GSO_TYPE, RTUN_SHINFO_GSO_TYPE_SIZE;
     NETDEV_PRIV: bindings::net_device => u8 = RTUN_NETDEV_PRIV, RTUN_NETDEV_PRIV_SIZE;
     PCPU_HOT_CPU_NUMBER: bindings::pcpu_hot => u32 = RTUN_PCPU_HOT_CPU_NUMBER, RTUN_PCPU_HOT_CPU_NUMBER_SIZE;
     NET_HOTDATA_RPS_SOCK_FLOW_TABLE: bindings::net_hotdata => *mut bindings::rps_sock_flow_table =
@@ -162,7 +166,7 @@ c_fields! {
     NET_HOTDATA_RPS_CPU_MASK: bindings::net_hotdata => u32 = RTUN_NET_HOTDATA_RPS_CPU_MASK, RTUN_NET_HOTDATA_RPS_CPU_MASK_SIZE;
 }
 
-#[cfg(CONFIG_PCPU_DEV_REFCNT)]
+#[cfg(all(CONFIG_PCPU_DEV_REFCNT, not(CONFIG_NET_DEV_REFCNT_TRACKER)))]
 c_fields! {
     NETDEV_PCPU_REFCNT: bindings::net_device => *mut i32 = RTUN_NETDEV_PCPU_REFCNT, RTUN_NETDEV_PCPU_REFCNT_SIZE;
 }
@@ -247,6 +251,19 @@ pub(super) unsafe fn this_cpu_add_u64(pcpu: *mut u64, v: u64) {
     };
 }
 
+/// `this_cpu_inc()` of a `u64`: one `%gs`-relative `incq` (as C's
+/// `this_cpu_add()` of a constant 1 is; an add of a register would first
+/// load the 1 into it).
+///
+/// # Safety
+///
+/// As [`this_cpu_add_u64`].
+#[inline(always)]
+pub(super) unsafe fn this_cpu_inc_u64(pcpu: *mut u64) {
+    // SAFETY: As the caller guarantees.
+    unsafe { ::core::arch::asm!("incq %gs:({0})", in(reg) pcpu, options(att_syntax, nostack)) };
+}
+
 /// `dev_sw_netstats_rx_add()`/`dev_sw_netstats_tx_add()`
 /// (include/linux/netdevice.h) on 64-bit, where `u64_stats_sync` is empty
 /// (checked in `bindings_helper.h`) and `u64_stats_add()` is
@@ -265,7 +282,7 @@ pub(super) unsafe fn this_cpu_add_u64(pcpu: *mut u64, v: u64) {
 #[inline(always)]
 pub(super) unsafe fn dev_sw_netstats_add(
     dev: *mut bindings::net_device,
-    (packets_field, packets): (CField<PcpuSwNetstats, u64>, u64),
+    packets_field: CField<PcpuSwNetstats, u64>,
     (bytes_field, bytes): (CField<PcpuSwNetstats, u64>, u64),
 ) {
     // SAFETY: As the caller guarantees; `tstats` is the device's per-CPU
@@ -278,7 +295,7 @@ pub(super) unsafe fn dev_sw_netstats_add(
             return;
         }
         this_cpu_add_u64(bytes_field.ptr(tstats), bytes);
-        this_cpu_add_u64(packets_field.ptr(tstats), packets);
+        this_cpu_inc_u64(packets_field.ptr(tstats));
     }
 }
 
@@ -292,6 +309,110 @@ pub(super) unsafe fn dev_sw_netstats_add(
 pub(super) unsafe fn skb_record_rx_queue(skb: *mut bindings::sk_buff, queue: u16) {
     // SAFETY: As the caller guarantees.
     unsafe { SKB_QUEUE_MAPPING.write(skb, queue.wrapping_add(1)) }
+}
+
+/// `skb->ip_summed`: two bits of the byte at `__pkt_type_offset`, at
+/// `RTUN_SKB_IP_SUMMED_SHIFT` (which [`check_skb_layout`] checks against
+/// clang's layout when the module loads). Same as C in every configuration.
+///
+/// # Safety
+///
+/// `skb` is a live skb the caller owns.
+#[inline(always)]
+unsafe fn skb_ip_summed(skb: *const bindings::sk_buff) -> u32 {
+    // SAFETY: As the caller guarantees; the byte is inside the skb.
+    let b = unsafe {
+        *skb.cast::<u8>()
+            .add(bindings::RTUN_SKB_PKT_TYPE_OFFSET as usize)
+    };
+    u32::from(b >> bindings::RTUN_SKB_IP_SUMMED_SHIFT) & 3
+}
+
+/// The `headers` group of `struct sk_buff` as bindgen laid it out from
+/// clang's view of the C (the same size, or this fails to compile).
+type SkbHeaders = bindings::sk_buff__bindgen_ty_4__bindgen_ty_2;
+const _: () =
+    assert!(core::mem::size_of::<SkbHeaders>() == bindings::RTUN_SKB_HEADERS_SIZE as usize);
+
+/// Checks, when the module loads, the one bitfield place the module
+/// assumes rather than reads from C (`skb_ip_summed`'s): bindgen's accessor,
+/// which knows clang's layout, sets `ip_summed` in a zeroed `headers`
+/// group, and the byte at `__pkt_type_offset` must hold it at our shift.
+pub(crate) fn check_skb_layout() -> Result {
+    let mut h = SkbHeaders::default();
+    h.set_ip_summed(3);
+    let at = (bindings::RTUN_SKB_PKT_TYPE_OFFSET - bindings::RTUN_SKB_HEADERS) as usize;
+    let bytes = core::ptr::from_ref(&h).cast::<u8>();
+    // SAFETY: `at` is inside the group (`__pkt_type_offset` is one of its
+    // members), and `h` is initialised.
+    let b = unsafe { *bytes.add(at) };
+    if b == 3 << bindings::RTUN_SKB_IP_SUMMED_SHIFT {
+        Ok(())
+    } else {
+        pr_err!("skb->ip_summed is not where sys/inline.rs reads it ({b:#x})\n");
+        Err(EINVAL)
+    }
+}
+
+/// `virtio_net_hdr_from_skb()` (include/linux/virtio_net.h) for a
+/// little-endian header (x86_64: tun's header is little-endian with or
+/// without `TUNSETVNETLE`, and `TUNSETVNETBE` is refused) with
+/// `has_data_valid`, as `tun_put_user()` calls it: the GSO type and size
+/// (`hdr_len` is the linear part, a hint), `NEEDS_CSUM` with the checksum's
+/// start (plus `vlan_hlen`, the tag put back in the frame) and offset, or
+/// `DATA_VALID`. `None` for a GSO type the header cannot express. Same as
+/// C in every configuration (the function has no configuration-dependent
+/// part); the arithmetic truncates to 16 bits as `__cpu_to_virtio16()`.
+///
+/// # Safety
+///
+/// `skb` is a live skb the caller owns.
+#[inline(always)]
+pub(super) unsafe fn virtio_net_hdr_from_skb(
+    skb: *const bindings::sk_buff,
+    vlan_hlen: u16,
+) -> Option<bindings::virtio_net_hdr> {
+    // `memset(hdr, 0, sizeof(*hdr))`: no info leak.
+    let mut hdr = bindings::virtio_net_hdr::default();
+    // SAFETY: A live skb (the caller's), read as C's inline function reads
+    // it; its shared info is `skb_shinfo()`'s.
+    unsafe {
+        let shinfo = skb_shinfo(skb);
+        let gso_size = SHINFO_GSO_SIZE.read(shinfo);
+        // `skb_is_gso()`.
+        if gso_size != 0 {
+            let gso_type = SHINFO_GSO_TYPE.read(shinfo);
+            // `skb_headlen()`.
+            hdr.hdr_len = (SKB_LEN.read(skb).wrapping_sub(SKB_DATA_LEN.read(skb)) as u16).to_le();
+            hdr.gso_size = gso_size.to_le();
+            hdr.gso_type = if gso_type & bindings::RTUN_SKB_GSO_TCPV4 != 0 {
+                bindings::VIRTIO_NET_HDR_GSO_TCPV4
+            } else if gso_type & bindings::RTUN_SKB_GSO_TCPV6 != 0 {
+                bindings::VIRTIO_NET_HDR_GSO_TCPV6
+            } else if gso_type & bindings::RTUN_SKB_GSO_UDP_L4 != 0 {
+                bindings::VIRTIO_NET_HDR_GSO_UDP_L4
+            } else {
+                return None;
+            } as u8;
+            if gso_type & bindings::RTUN_SKB_GSO_TCP_ECN != 0 {
+                hdr.gso_type |= bindings::VIRTIO_NET_HDR_GSO_ECN as u8;
+            }
+        }
+        let ip_summed = skb_ip_summed(skb);
+        if ip_summed == bindings::RTUN_CHECKSUM_PARTIAL {
+            hdr.flags = bindings::VIRTIO_NET_HDR_F_NEEDS_CSUM as u8;
+            // `skb_checksum_start_offset()`: from the start of the data.
+            let headroom = SKB_DATA.read(skb).offset_from(SKB_HEAD.read(skb)) as u32;
+            let start = u32::from(SKB_CSUM_START.read(skb))
+                .wrapping_sub(headroom)
+                .wrapping_add(u32::from(vlan_hlen));
+            hdr.csum_start = (start as u16).to_le();
+            hdr.csum_offset = SKB_CSUM_OFFSET.read(skb).to_le();
+        } else if ip_summed == bindings::RTUN_CHECKSUM_UNNECESSARY {
+            hdr.flags = bindings::VIRTIO_NET_HDR_F_DATA_VALID as u8;
+        }
+    }
+    Some(hdr)
 }
 
 /// `skb_shinfo(skb)` (include/linux/skbuff.h): `skb->head + skb->end`, with

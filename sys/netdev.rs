@@ -87,21 +87,21 @@ impl<P> NetDevice<P> {
         unsafe {
             inline::dev_sw_netstats_add(
                 self.as_ptr(),
-                (inline::SW_NETSTATS_RX_PACKETS, 1),
+                inline::SW_NETSTATS_RX_PACKETS,
                 (inline::SW_NETSTATS_RX_BYTES, u64::from(len)),
             )
         }
     }
 
-    /// `dev_sw_netstats_tx_add()`: `packets` packets of `len` bytes in all
-    /// sent, on this CPU's counters.
+    /// `dev_sw_netstats_tx_add()` of one packet of `len` bytes sent (the
+    /// driver never sends several at once), on this CPU's counters.
     #[inline(always)]
-    pub(crate) fn sw_netstats_tx_add(&self, packets: u32, len: u32) {
+    pub(crate) fn sw_netstats_tx_add(&self, len: u32) {
         // SAFETY: As `sw_netstats_rx_add`.
         unsafe {
             inline::dev_sw_netstats_add(
                 self.as_ptr(),
-                (inline::SW_NETSTATS_TX_PACKETS, u64::from(packets)),
+                inline::SW_NETSTATS_TX_PACKETS,
                 (inline::SW_NETSTATS_TX_BYTES, u64::from(len)),
             )
         }

@@ -32,13 +32,13 @@ impl<const N: usize> PerCpuCounters<N> {
         Ok(Self(NonNull::new(p.cast::<u64>()).ok_or(ENOMEM)?))
     }
 
-    /// Adds `v` to counter `I` on this CPU.
+    /// Adds one to counter `I` on this CPU.
     #[inline(always)]
-    pub(crate) fn add<const I: usize>(&self, v: u64) {
+    pub(crate) fn inc<const I: usize>(&self) {
         const { assert!(I < N) };
         // SAFETY: Counter `I` of the live allocation (invariant), which
         // only `this_cpu` operations write.
-        unsafe { inline::this_cpu_add_u64(self.0.as_ptr().add(I), v) }
+        unsafe { inline::this_cpu_inc_u64(self.0.as_ptr().add(I)) }
     }
 
     /// The sum of counter `I` over every possible CPU (a racy read, as

@@ -241,22 +241,21 @@ impl SkBuff {
     /// describing this skb to a reader (`vlan_hlen`: a VLAN tag the copy
     /// inserts); `EINVAL` for a GSO type the header cannot express.
     pub(crate) fn vnet_hdr_from_skb(&self, vlan_hlen: u16) -> Result<VnetHdr> {
-        let mut h = VnetHdr::default();
-        // SAFETY: A valid skb; `h` is writable.
-        let r = unsafe {
-            bindings::rtun_virtio_net_hdr_from_skb(
+        // SAFETY: A valid skb, ours.
+        let hdr = unsafe { inline::virtio_net_hdr_from_skb(self.as_ptr(), vlan_hlen) };
+        // The debug kernel checks the Rust copy against C's on every read.
+        #[cfg(CONFIG_DEBUG_NET)]
+        // SAFETY: A valid skb; a header of ours to read.
+        unsafe {
+            let h = hdr.unwrap_or_default();
+            bindings::rtun_virtio_net_hdr_from_skb_check(
                 self.as_ptr(),
-                &mut h.0,
-                true,
-                true,
+                &h,
+                hdr.is_some(),
                 c_int::from(vlan_hlen),
             )
         };
-        if r == 0 {
-            Ok(h)
-        } else {
-            Err(EINVAL)
-        }
+        hdr.map(VnetHdr).ok_or(EINVAL)
     }
 
     /// The skb's VLAN tag kept out of band (`skb_vlan_tag_present()`):

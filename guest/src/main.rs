@@ -1497,6 +1497,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("vnet_malformed", vnet::t_vnet_malformed, &[RUST, C]),
     ("vnet_gso_udp_write", vnet::t_vnet_gso_udp_write, &[RUST, C]),
     ("vnet_gso_tcp_read", vnet::t_vnet_gso_tcp_read, &[RUST, C]),
+    ("vnet_gso_udp_read", vnet::t_vnet_gso_udp_read, &[RUST, C]),
     ("vnet_settings_persist", vnet::t_vnet_settings_persist, &[RUST, C]),
     ("vnet_gso_udp6_write", vnet::t_vnet_gso_udp6_write, &[RUST, C]),
     ("vnet_gso_tcp_write", vnet::t_vnet_gso_tcp_write, &[RUST, C]),
