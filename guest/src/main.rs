@@ -1642,8 +1642,9 @@ fn main() {
             let num = |i: usize| args[i].parse().unwrap_or(0);
             report("bench-write", bench_write(&args[2], &args[3], num(4), num(5)))
         }
-        Some("bench-gso") if args.len() == 6 => {
-            report("bench-gso", vnet::bench_gso(&args[2], &args[3], &args[4], args[5].parse().unwrap_or(0)))
+        Some("bench-gso") if args.len() == 5 => {
+            let num = |i: usize| args[i].parse().unwrap_or(0);
+            report("bench-gso", vnet::bench_gso(&args[2], num(3), num(4)))
         }
         Some("mkdevs") if args.len() == 6 => {
             let num = |i: usize| args[i].parse().unwrap_or(0);

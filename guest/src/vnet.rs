@@ -356,63 +356,125 @@ pub fn t_vnet_settings_persist(n: Node) -> TestResult {
     Ok(())
 }
 
-/// `rtun bench-gso NODE NAME DIR COUNT`: bytes per guest-second through a
-/// TUN device with the vnet header, 64000-byte UDP payloads as single GSO
-/// packets (gso_size 1400). `write`: each write is one UDP GSO packet,
-/// segmented by the stack and received (46 datagrams) by a local socket
-/// before the next. `read`: a local socket sends each payload with
-/// `UDP_SEGMENT` 1400 through the device (USO on), and the reader takes it
-/// as one super-packet. One thread, on CPU 1; prints one `BENCH gso` line.
-pub fn bench_gso(node: &str, name: &str, dir: &str, count: u32) -> Result<String, String> {
-    const PAYLOAD: usize = 64000;
-    const SEG: usize = 1400;
-    let t = Tun::create(node, name, IFF_TUN | IFF_NO_PI | IFF_VNET_HDR).map_err(|e| format!("TUNSETIFF: {e}"))?;
-    let (me, peer) = ([10, 45, 0, 1], [10, 45, 0, 2]);
-    ptp_up(name, "10.45.0.1", "10.45.0.2")?;
-    pin_to_cpu(1)?;
-    let data: Vec<u8> = (0..PAYLOAD).map(|i| i as u8).collect();
-    let mut buf = vec![0u8; 70000];
-    let t0;
-    match dir {
-        "write" => {
-            let sock = std::net::UdpSocket::bind("10.45.0.1:7000").map_err(|e| e.to_string())?;
-            sock.set_read_timeout(Some(Duration::from_secs(5))).map_err(|e| e.to_string())?;
-            let p = udp_partial(peer, me, 5555, 7000, &data);
-            let h = Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_UDP_L4, hdr_len: 28, gso_size: SEG as u16, csum_start: 20, csum_offset: 6 };
-            let w = with_hdr(&h, &p);
-            let segs = PAYLOAD.div_ceil(SEG);
-            t0 = Instant::now();
-            for i in 0..count {
-                check!(t.write(&w) == Ok(w.len()), "write {i}");
-                for s in 0..segs {
-                    let n = sock.recv(&mut buf).map_err(|e| format!("write {i}, datagram {s}: {e}"))?;
-                    check!(n == SEG.min(PAYLOAD - s * SEG), "write {i}, datagram {s}: {n} bytes");
-                }
+/// One driver's side of `rtun bench-gso`: a TUN device with the vnet
+/// header on its own /24, the local socket, what a payload needs, and the
+/// guest nanoseconds its payloads took so far.
+struct GsoSide {
+    driver: &'static str,
+    t: Tun,
+    sock: std::net::UdpSocket,
+    /// write: the GSO packet written; read: the payload sent.
+    data: Vec<u8>,
+    dst: String,
+    ns: u128,
+    count: u32,
+}
+
+const GSO_PAYLOAD: usize = 64000;
+const GSO_SEG: usize = 1400;
+
+impl GsoSide {
+    fn new(driver: &'static str, node: &str, name: &str, net: u8, dir: &str) -> Result<GsoSide, String> {
+        let t = Tun::create(node, name, IFF_TUN | IFF_NO_PI | IFF_VNET_HDR).map_err(|e| format!("{driver}: TUNSETIFF: {e}"))?;
+        let (me, peer) = ([10, net, 0, 1], [10, net, 0, 2]);
+        ptp_up(name, &format!("10.{net}.0.1"), &format!("10.{net}.0.2"))?;
+        let payload: Vec<u8> = (0..GSO_PAYLOAD).map(|i| i as u8).collect();
+        let (sock, data) = match dir {
+            "write" => {
+                let sock = std::net::UdpSocket::bind(format!("10.{net}.0.1:7000")).map_err(|e| e.to_string())?;
+                sock.set_read_timeout(Some(Duration::from_secs(5))).map_err(|e| e.to_string())?;
+                let p = udp_partial(peer, me, 5555, 7000, &payload);
+                let h = Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_UDP_L4, hdr_len: 28, gso_size: GSO_SEG as u16, csum_start: 20, csum_offset: 6 };
+                (sock, with_hdr(&h, &p))
             }
-        }
-        "read" => {
-            ioctl_val(t.fd(), TUNSETOFFLOAD, TUN_F_CSUM | 0x20 | 0x40).map_err(|e| format!("TUNSETOFFLOAD: {e}"))?;
-            let sock = std::net::UdpSocket::bind("10.45.0.1:7001").map_err(|e| e.to_string())?;
-            let seg: libc::c_int = SEG as libc::c_int;
-            // SAFETY: UDP_SEGMENT (103) at SOL_UDP (17), an int.
-            let r = unsafe {
-                libc::setsockopt(sock.as_raw_fd(), 17, 103, (&seg as *const libc::c_int).cast(), 4)
-            };
-            check!(r == 0, "UDP_SEGMENT: errno {}", errno());
-            while t.read_timeout(&mut buf, Duration::from_millis(50)).is_ok() {}
-            t0 = Instant::now();
-            for i in 0..count {
-                sock.send_to(&data, "10.45.0.2:9").map_err(|e| format!("send {i}: {e}"))?;
-                let n = t.read(&mut buf).map_err(|e| format!("read {i}: {e}"))?;
-                let h = Vnet::parse(&buf);
-                check!(n == VNET_HDR_LEN + 28 + PAYLOAD && h.gso_type == GSO_UDP_L4, "read {i}: {n} bytes, {h:?}");
+            "read" => {
+                ioctl_val(t.fd(), TUNSETOFFLOAD, TUN_F_CSUM | 0x20 | 0x40).map_err(|e| format!("{driver}: TUNSETOFFLOAD: {e}"))?;
+                let sock = std::net::UdpSocket::bind(format!("10.{net}.0.1:7001")).map_err(|e| e.to_string())?;
+                let seg: libc::c_int = GSO_SEG as libc::c_int;
+                // SAFETY: UDP_SEGMENT (103) at SOL_UDP (17), an int.
+                let r = unsafe { libc::setsockopt(sock.as_raw_fd(), 17, 103, (&seg as *const libc::c_int).cast(), 4) };
+                check!(r == 0, "UDP_SEGMENT: errno {}", errno());
+                (sock, payload)
             }
-        }
-        _ => return Err(format!("unknown direction {dir}")),
+            _ => return Err(format!("unknown direction {dir}")),
+        };
+        let mut buf = vec![0u8; 70000];
+        while t.read_timeout(&mut buf, Duration::from_millis(50)).is_ok() {}
+        Ok(GsoSide { driver, t, sock, data, dst: format!("10.{net}.0.2:9"), ns: 0, count: 0 })
     }
-    let ns = t0.elapsed().as_nanos() as f64;
-    let bytes = PAYLOAD as f64 * f64::from(count);
-    Ok(format!("BENCH gso dir={dir} count={count} bytes={bytes:.0} ns={ns:.0} bytes_per_sec={:.0}", bytes * 1e9 / ns))
+
+    /// Moves `n` payloads, checking each; adds their time if `timed`.
+    fn run(&mut self, dir: &str, n: u32, buf: &mut [u8], timed: bool) -> Result<(), String> {
+        let segs = GSO_PAYLOAD.div_ceil(GSO_SEG);
+        let t0 = Instant::now();
+        for i in 0..n {
+            if dir == "write" {
+                check!(self.t.write(&self.data) == Ok(self.data.len()), "{}: write {i}", self.driver);
+                for s in 0..segs {
+                    let m = self.sock.recv(buf).map_err(|e| format!("{}: write {i}, datagram {s}: {e}", self.driver))?;
+                    check!(m == GSO_SEG.min(GSO_PAYLOAD - s * GSO_SEG), "{}: write {i}, datagram {s}: {m} bytes", self.driver);
+                }
+            } else {
+                self.sock.send_to(&self.data, &self.dst).map_err(|e| format!("{}: send {i}: {e}", self.driver))?;
+                let m = self.t.read(buf).map_err(|e| format!("{}: read {i}: {e}", self.driver))?;
+                let h = Vnet::parse(buf);
+                check!(m == VNET_HDR_LEN + 28 + GSO_PAYLOAD && h.gso_type == GSO_UDP_L4, "{}: read {i}: {m} bytes, {h:?}", self.driver);
+            }
+        }
+        if timed {
+            self.ns += t0.elapsed().as_nanos();
+            self.count += n;
+        }
+        Ok(())
+    }
+}
+
+/// `rtun bench-gso DIR COUNT CHUNK`: bytes per guest-second through a TUN
+/// device with the vnet header, 64000-byte UDP payloads as single GSO
+/// packets (gso_size 1400), rust_tun and C tun side by side in one process.
+/// `write`: each write is one UDP GSO packet, segmented by the stack and
+/// received (46 datagrams) by a local socket before the next. `read`: a
+/// local socket sends each payload with `UDP_SEGMENT` 1400 through the
+/// device (USO on), and the reader takes it as one super-packet.
+///
+/// The drivers take turns every CHUNK payloads (alternating which goes
+/// first), COUNT payloads each: a 64 KB payload's cost depends on the page
+/// allocator's state (whether its high-order pages come from the per-CPU
+/// lists), which drifts between a few levels about 0.7 % apart and stays
+/// for hundreds of payloads; turns this short give both drivers the same
+/// states. One thread, on CPU 1; prints one `BENCH gso` line per driver.
+pub fn bench_gso(dir: &str, count: u32, chunk: u32) -> Result<String, String> {
+    check!(chunk > 0 && count % chunk == 0, "COUNT must be a multiple of CHUNK");
+    pin_to_cpu(1)?;
+    let mut sides = [
+        GsoSide::new("rust_tun", "/dev/net/rust_tun", "bgr0", 45, dir)?,
+        GsoSide::new("tun", "/dev/net/tun", "bgc0", 46, dir)?,
+    ];
+    let mut buf = vec![0u8; 70000];
+    // Warm-up, untimed: caches and slabs grow on the first payloads.
+    for side in sides.iter_mut() {
+        side.run(dir, 2 * chunk, &mut buf, false)?;
+    }
+    for c in 0..count / chunk {
+        let order = if c % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            sides[i].run(dir, chunk, &mut buf, true)?;
+        }
+    }
+    let lines: Vec<String> = sides
+        .iter()
+        .map(|s| {
+            let bytes = GSO_PAYLOAD as f64 * f64::from(s.count);
+            let ns = s.ns as f64;
+            format!(
+                "BENCH gso driver={} dir={dir} count={} bytes={bytes:.0} ns={ns:.0} bytes_per_sec={:.0}",
+                s.driver,
+                s.count,
+                bytes * 1e9 / ns
+            )
+        })
+        .collect();
+    Ok(lines.join("\n"))
 }
 
 /// Stack-to-reader UDP GSO: a local `UDP_SEGMENT` sender's datagram reaches
