@@ -143,6 +143,11 @@ RTUN_FIELD(SKB_VLAN_TCI, struct sk_buff, vlan_tci);
 /* virtio_net_hdr_from_skb(): the checksum's place, ip_summed, the shared
  * info's GSO fields. */
 RTUN_FIELD(SKB_CSUM_START, struct sk_buff, csum_start);
+RTUN_FIELD(SKB_TAIL, struct sk_buff, tail);
+RTUN_FIELD(SKB_MAC_HEADER, struct sk_buff, mac_header);
+RTUN_FIELD(SKB_NETWORK_HEADER, struct sk_buff, network_header);
+RTUN_FIELD(SKB_TRANSPORT_HEADER, struct sk_buff, transport_header);
+RTUN_FIELD(PCPU_HOT_PREEMPT_COUNT, struct pcpu_hot, preempt_count);
 RTUN_FIELD(SKB_CSUM_OFFSET, struct sk_buff, csum_offset);
 /* ip_summed: the byte at __pkt_type_offset holds pkt_type:3, ignore_df:1,
  * dst_pending_confirm:1, ip_summed:2, ooo_okay:1, allocated from either end

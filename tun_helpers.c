@@ -118,7 +118,6 @@ struct net *rtun_sock_net(const struct sock *sk) { return sock_net(sk); }
 /* sk_buff */
 
 void rtun_kfree_skb(struct sk_buff *skb) { kfree_skb(skb); }
-void rtun_skb_reserve(struct sk_buff *skb, int len) { skb_reserve(skb, len); }
 bool rtun_pskb_may_pull(struct sk_buff *skb, unsigned int len) { return pskb_may_pull(skb, len); }
 void rtun_skb_reset_mac_header(struct sk_buff *skb) { skb_reset_mac_header(skb); }
 void rtun_skb_reset_network_header(struct sk_buff *skb) { skb_reset_network_header(skb); }
@@ -202,7 +201,6 @@ struct static_key *rtun_jump_entry_key(const struct jump_entry *entry) { return 
 /* files, notifiers */
 
 void *rtun_file_inode_private(const struct file *file) { return file_inode(file)->i_private; }
-int rtun_notifier_from_errno(int err) { return notifier_from_errno(err); }
 
 /* the module's parameters (6.12's Rust module! has none) */
 

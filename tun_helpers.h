@@ -129,7 +129,6 @@ struct net *rtun_sock_net(const struct sock *sk);
 
 /* sk_buff (include/linux/skbuff.h, net/netfilter) */
 void rtun_kfree_skb(struct sk_buff *skb);
-void rtun_skb_reserve(struct sk_buff *skb, int len);
 bool rtun_pskb_may_pull(struct sk_buff *skb, unsigned int len);
 void rtun_skb_reset_mac_header(struct sk_buff *skb);
 void rtun_skb_reset_network_header(struct sk_buff *skb);
@@ -189,7 +188,6 @@ struct static_key *rtun_jump_entry_key(const struct jump_entry *entry);
 
 /* files, notifiers (include/linux/fs.h, notifier.h) */
 void *rtun_file_inode_private(const struct file *file);
-int rtun_notifier_from_errno(int err);
 
 /* the module's parameters */
 bool rtun_param_unguarded(void);

@@ -23,7 +23,8 @@
 # RTUN_PAD_KB=N in the environment adds an N KB file to the initramfs: the
 # benchmarks vary it between boots so that their medians sample how the
 # guest's memory layout moves instruction counts (slab refills, page
-# allocator paths), instead of measuring one layout.
+# allocator paths), instead of measuring one layout. RTUN_QEMU_ARGS adds
+# arguments to QEMU's command line (scripts/profile.sh's plugin).
 #
 # TCG runs single-threaded by default (both vCPUs on one host thread): with
 # multi-threaded TCG (--mttcg), QEMU 7.2 lets a vCPU execute the int3 of a
@@ -144,7 +145,7 @@ mem=1024
 timeout --foreground "$timeout" qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp "$smp" \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$work/initramfs.gz" \
-	-append "console=ttyS0 panic=-1 oops=panic rdinit=/init" </dev/null 2>&1 |
+	-append "console=ttyS0 panic=-1 oops=panic rdinit=/init" ${RTUN_QEMU_ARGS:-} </dev/null 2>&1 |
 	tee "$log"
 qrc=${PIPESTATUS[0]}
 set -e

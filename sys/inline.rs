@@ -156,6 +156,12 @@ c_fields! {
     SKB_VLAN_PROTO: bindings::sk_buff => u16 = RTUN_SKB_VLAN_PROTO, RTUN_SKB_VLAN_PROTO_SIZE;
     SKB_VLAN_TCI: bindings::sk_buff => u16 = RTUN_SKB_VLAN_TCI, RTUN_SKB_VLAN_TCI_SIZE;
     SKB_CSUM_START: bindings::sk_buff => u16 = RTUN_SKB_CSUM_START, RTUN_SKB_CSUM_START_SIZE;
+    // `sk_buff_data_t`: an offset from `head` on 64-bit.
+    SKB_TAIL: bindings::sk_buff => u32 = RTUN_SKB_TAIL, RTUN_SKB_TAIL_SIZE;
+    SKB_MAC_HEADER: bindings::sk_buff => u16 = RTUN_SKB_MAC_HEADER, RTUN_SKB_MAC_HEADER_SIZE;
+    SKB_NETWORK_HEADER: bindings::sk_buff => u16 = RTUN_SKB_NETWORK_HEADER, RTUN_SKB_NETWORK_HEADER_SIZE;
+    SKB_TRANSPORT_HEADER: bindings::sk_buff => u16 = RTUN_SKB_TRANSPORT_HEADER, RTUN_SKB_TRANSPORT_HEADER_SIZE;
+    PCPU_HOT_PREEMPT_COUNT: bindings::pcpu_hot => i32 = RTUN_PCPU_HOT_PREEMPT_COUNT, RTUN_PCPU_HOT_PREEMPT_COUNT_SIZE;
     SKB_CSUM_OFFSET: bindings::sk_buff => u16 = RTUN_SKB_CSUM_OFFSET, RTUN_SKB_CSUM_OFFSET_SIZE;
     SHINFO_GSO_SIZE: SkbSharedInfo => u16 = RTUN_SHINFO_GSO_SIZE, RTUN_SHINFO_GSO_SIZE_SIZE;
     SHINFO_GSO_TYPE: SkbSharedInfo => u32 = RTUN_SHINFO_GSO_TYPE, RTUN_SHINFO_GSO_TYPE_SIZE;
@@ -606,6 +612,142 @@ pub(super) fn raw_smp_processor_id() -> u32 {
     // The constant above is checked as a `CField` too.
     let _ = PCPU_HOT_CPU_NUMBER;
     cpu
+}
+
+/// Whether `local_bh_disable()` (include/linux/bottom_half.h) is C's
+/// inline `preempt_count_add(SOFTIRQ_DISABLE_OFFSET)` and that the raw
+/// `__preempt_count_add()`: not on `PREEMPT_RT`, without irq-flag tracing
+/// (lockdep), preempt debugging or the preempt tracer. Otherwise (the debug
+/// kernel) the C shims.
+const LOCAL_BH_IS_PREEMPT_ADD: bool = cfg!(all(
+    not(CONFIG_PREEMPT_RT),
+    not(CONFIG_TRACE_IRQFLAGS),
+    not(CONFIG_DEBUG_PREEMPT),
+    not(CONFIG_TRACE_PREEMPT_TOGGLE)
+));
+
+/// `local_bh_disable()`: the `addl` to `pcpu_hot.preempt_count` C emits
+/// (x86_64 6.12's `__preempt_count`), then a compiler barrier.
+///
+/// # Safety
+///
+/// The caller balances it with [`local_bh_enable`] in the same context.
+#[inline(always)]
+pub(super) unsafe fn local_bh_disable() {
+    if LOCAL_BH_IS_PREEMPT_ADD {
+        // SAFETY: `pcpu_hot` is a per-CPU variable addressed through %gs;
+        // the add is one instruction, so it cannot straddle a migration.
+        unsafe {
+            ::core::arch::asm!(
+                "addl ${cnt}, %gs:{hot}+{off}",
+                cnt = const bindings::RTUN_SOFTIRQ_DISABLE_OFFSET,
+                hot = sym bindings::pcpu_hot,
+                off = const bindings::RTUN_PCPU_HOT_PREEMPT_COUNT,
+                options(att_syntax, nostack),
+            )
+        };
+        // The constant above is checked as a `CField` too.
+        let _ = PCPU_HOT_PREEMPT_COUNT;
+    } else {
+        // SAFETY: As the caller guarantees.
+        unsafe { bindings::rtun_local_bh_disable() };
+    }
+}
+
+/// `local_bh_enable()`: C's is a call of `__local_bh_enable_ip(_THIS_IP_,
+/// SOFTIRQ_DISABLE_OFFSET)` (which runs pending softirqs); the address is
+/// only used by irq-flag tracing, which this path excludes, so 0 is passed.
+///
+/// # Safety
+///
+/// Balances an earlier [`local_bh_disable`] of this context.
+#[inline(always)]
+pub(super) unsafe fn local_bh_enable() {
+    if LOCAL_BH_IS_PREEMPT_ADD {
+        // SAFETY: As the caller guarantees.
+        unsafe { bindings::__local_bh_enable_ip(0, bindings::RTUN_SOFTIRQ_DISABLE_OFFSET) };
+    } else {
+        // SAFETY: As the caller guarantees.
+        unsafe { bindings::rtun_local_bh_enable() };
+    }
+}
+
+/// `skb_reserve()` (include/linux/skbuff.h): `data` and `tail` move on by
+/// `len`. Same as C in every configuration.
+///
+/// # Safety
+///
+/// `skb` is a fresh skb of the caller's with `len` bytes of headroom to
+/// give.
+#[inline(always)]
+pub(super) unsafe fn skb_reserve(skb: *mut bindings::sk_buff, len: u32) {
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        SKB_DATA.write(skb, SKB_DATA.read(skb).add(len as usize));
+        SKB_TAIL.write(skb, SKB_TAIL.read(skb).wrapping_add(len));
+    }
+}
+
+/// `skb->data - skb->head`, the offset `skb_reset_*_header()` store.
+///
+/// # Safety
+///
+/// `skb` is a live skb.
+#[inline(always)]
+unsafe fn skb_data_offset(skb: *const bindings::sk_buff) -> u16 {
+    // SAFETY: As the caller guarantees: `data` points into `head`'s buffer.
+    unsafe { SKB_DATA.read(skb).offset_from(SKB_HEAD.read(skb)) as u16 }
+}
+
+/// `skb_reset_mac_header()` and `skb_reset_network_header()`
+/// (include/linux/skbuff.h): the header starts at `data`. Without
+/// `CONFIG_DEBUG_NET` (whose range check the network header has) C's
+/// inline functions are exactly these stores; with it, the shims.
+///
+/// # Safety
+///
+/// `skb` is an skb the caller owns.
+#[inline(always)]
+pub(super) unsafe fn skb_reset_mac_network_header<const MAC: bool, const NETWORK: bool>(
+    skb: *mut bindings::sk_buff,
+) {
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        if cfg!(CONFIG_DEBUG_NET) {
+            if MAC {
+                bindings::rtun_skb_reset_mac_header(skb);
+            }
+            if NETWORK {
+                bindings::rtun_skb_reset_network_header(skb);
+            }
+        } else {
+            let off = skb_data_offset(skb);
+            if MAC {
+                SKB_MAC_HEADER.write(skb, off);
+            }
+            if NETWORK {
+                SKB_NETWORK_HEADER.write(skb, off);
+            }
+        }
+    }
+}
+
+/// `skb_probe_transport_header()` (include/linux/skbuff.h): nothing when
+/// the transport header is set (`skb_transport_header_was_set()`, inline
+/// here as in C: a virtio-net header with a checksum sets it), else the
+/// shim, which dissects the packet. Same as C in every configuration.
+///
+/// # Safety
+///
+/// `skb` is an skb the caller owns.
+#[inline(always)]
+pub(super) unsafe fn skb_probe_transport_header(skb: *mut bindings::sk_buff) {
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        if SKB_TRANSPORT_HEADER.read(skb) == u16::MAX {
+            bindings::rtun_skb_probe_transport_header(skb);
+        }
+    }
 }
 
 /// `spin_lock()` (include/linux/spinlock.h): on x86_64 without

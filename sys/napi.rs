@@ -228,7 +228,7 @@ impl Sock {
             if !more || len > NAPI_POLL_WEIGHT {
                 bindings::rtun_napi_schedule(self.napi());
             }
-            bindings::rtun_local_bh_enable();
+            inline::local_bh_enable();
         }
         Ok(())
     }
@@ -331,9 +331,9 @@ impl Sock {
         // and its skb is ours under the mutex; `napi_get_frags()` wants
         // bottom halves off.
         let skb = unsafe {
-            bindings::rtun_local_bh_disable();
+            inline::local_bh_disable();
             let skb = bindings::napi_get_frags(self.napi());
-            bindings::rtun_local_bh_enable();
+            inline::local_bh_enable();
             skb
         };
         if skb.is_null() {
@@ -477,10 +477,10 @@ impl NapiFrags<'_> {
             if !bindings::napi_schedule_prep(napi) {
                 return Err(EBUSY);
             }
-            bindings::rtun_local_bh_disable();
+            inline::local_bh_disable();
             bindings::napi_gro_frags(napi);
             bindings::rtun_napi_complete(napi);
-            bindings::rtun_local_bh_enable();
+            inline::local_bh_enable();
         }
         let this = ManuallyDrop::new(self);
         // SAFETY: The mutex is ours (invariant); the skb went to GRO.

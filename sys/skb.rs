@@ -303,7 +303,7 @@ impl SkBuff {
     pub(crate) fn set_l3<P>(&mut self, protocol_be: u16, dev: &NetDevice<P>) {
         // SAFETY: An skb we own; `dev` is a live device.
         unsafe {
-            bindings::rtun_skb_reset_mac_header(self.as_ptr());
+            inline::skb_reset_mac_network_header::<true, false>(self.as_ptr());
             inline::SKB_PROTOCOL.write(self.as_ptr(), protocol_be);
             inline::SKB_DEV.write(self.as_ptr(), dev.as_ptr());
         }
@@ -328,8 +328,8 @@ impl SkBuff {
     pub(crate) fn reset_network_probe_transport(&mut self) {
         // SAFETY: An skb we own.
         unsafe {
-            bindings::rtun_skb_reset_network_header(self.as_ptr());
-            bindings::rtun_skb_probe_transport_header(self.as_ptr());
+            inline::skb_reset_mac_network_header::<false, true>(self.as_ptr());
+            inline::skb_probe_transport_header(self.as_ptr());
         }
     }
 
@@ -434,7 +434,7 @@ impl Unfilled {
     ) -> Self {
         // SAFETY: As the caller guarantees.
         unsafe {
-            bindings::rtun_skb_reserve(p.as_ptr(), prepad as c_int);
+            inline::skb_reserve(p.as_ptr(), prepad as u32);
             bindings::skb_put(p.as_ptr(), linear as c_uint);
             inline::SKB_DATA_LEN.write(p.as_ptr(), (len - linear) as u32);
             inline::SKB_LEN.write(p.as_ptr(), len as u32);

@@ -98,7 +98,7 @@ impl BhDisabled {
     #[inline(always)]
     pub(crate) fn new() -> Self {
         // SAFETY: Balanced by `drop`.
-        unsafe { bindings::rtun_local_bh_disable() };
+        unsafe { inline::local_bh_disable() };
         Self(PhantomData)
     }
 }
@@ -107,7 +107,7 @@ impl Drop for BhDisabled {
     #[inline(always)]
     fn drop(&mut self) {
         // SAFETY: Balances `new`.
-        unsafe { bindings::rtun_local_bh_enable() };
+        unsafe { inline::local_bh_enable() };
     }
 }
 

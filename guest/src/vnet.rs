@@ -455,10 +455,21 @@ pub fn bench_gso(dir: &str, count: u32, chunk: u32) -> Result<String, String> {
     for side in sides.iter_mut() {
         side.run(dir, 2 * chunk, &mut buf, false)?;
     }
+    // scripts/profile.sh: a `sync()` around each turn marks it for the
+    // instruction-counting plugin.
+    let marks = std::env::var_os("RTUN_PROF_SYNC").is_some();
     for c in 0..count / chunk {
         let order = if c % 2 == 0 { [0, 1] } else { [1, 0] };
         for i in order {
+            if marks {
+                // SAFETY: No arguments.
+                unsafe { libc::sync() };
+            }
             sides[i].run(dir, chunk, &mut buf, true)?;
+            if marks {
+                // SAFETY: No arguments.
+                unsafe { libc::sync() };
+            }
         }
     }
     let lines: Vec<String> = sides
