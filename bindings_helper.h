@@ -144,6 +144,16 @@ RTUN_FIELD(SKB_VLAN_TCI, struct sk_buff, vlan_tci);
  * info's GSO fields. */
 RTUN_FIELD(SKB_CSUM_START, struct sk_buff, csum_start);
 RTUN_FIELD(SKB_TAIL, struct sk_buff, tail);
+/* skb lists (struct sk_buff_head): the head's next/prev are an skb's (the
+ * list is circular through the head), as skbuff.h's own cast assumes. */
+RTUN_FIELD(SKB_NEXT, struct sk_buff, next);
+RTUN_FIELD(SKB_PREV, struct sk_buff, prev);
+RTUN_FIELD(SKB_HEAD_QLEN, struct sk_buff_head, qlen);
+RTUN_FIELD(SKB_HEAD_LOCK, struct sk_buff_head, lock);
+static_assert(offsetof(struct sk_buff_head, next) == offsetof(struct sk_buff, next) &&
+	      offsetof(struct sk_buff_head, prev) == offsetof(struct sk_buff, prev));
+RTUN_FIELD(SOCK_WRITE_QUEUE, struct sock, sk_write_queue);
+RTUN_FIELD(RTUN_SOCK_NAPI, struct rtun_sock, napi);
 RTUN_FIELD(SKB_MAC_HEADER, struct sk_buff, mac_header);
 RTUN_FIELD(SKB_NETWORK_HEADER, struct sk_buff, network_header);
 RTUN_FIELD(SKB_TRANSPORT_HEADER, struct sk_buff, transport_header);

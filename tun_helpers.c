@@ -63,7 +63,6 @@ int rtun_cpumask_next_possible(int cpu) { return cpumask_next(cpu, cpu_possible_
 /* NAPI */
 
 void rtun_netif_napi_add_tx(struct net_device *dev, struct napi_struct *napi, int (*poll)(struct napi_struct *, int)) { netif_napi_add_tx(dev, napi, poll); }
-void rtun_napi_schedule(struct napi_struct *napi) { napi_schedule(napi); }
 void rtun_napi_free_frags(struct napi_struct *napi) { napi_free_frags(napi); }
 bool rtun_napi_complete(struct napi_struct *napi) { return napi_complete(napi); }
 struct mutex *rtun_sock_napi_mutex(struct rtun_sock *rs) { return &rs->napi_mutex; }
@@ -81,18 +80,8 @@ size_t rtun_iter_iov_len(const struct iov_iter *i, unsigned long n) { return ite
 
 /* skb queues */
 
-void rtun___skb_queue_head_init(struct sk_buff_head *list) { __skb_queue_head_init(list); }
 u32 rtun_skb_queue_len(const struct sk_buff_head *list) { return skb_queue_len(list); }
-bool rtun_skb_queue_empty(const struct sk_buff_head *list) { return skb_queue_empty(list); }
-void rtun___skb_queue_tail(struct sk_buff_head *list, struct sk_buff *skb) { __skb_queue_tail(list, skb); }
-struct sk_buff *rtun___skb_dequeue(struct sk_buff_head *list) { return __skb_dequeue(list); }
-void rtun_skb_queue_splice_tail_init(struct sk_buff_head *list, struct sk_buff_head *head) { skb_queue_splice_tail_init(list, head); }
-void rtun_skb_queue_splice(const struct sk_buff_head *list, struct sk_buff_head *head) { skb_queue_splice(list, head); }
 void rtun_skb_queue_purge(struct sk_buff_head *list) { skb_queue_purge(list); }
-void rtun_skb_queue_lock(struct sk_buff_head *list) { spin_lock(&list->lock); }
-void rtun_skb_queue_unlock(struct sk_buff_head *list) { spin_unlock(&list->lock); }
-void rtun_skb_queue_lock_bh(struct sk_buff_head *list) { spin_lock_bh(&list->lock); }
-void rtun_skb_queue_unlock_bh(struct sk_buff_head *list) { spin_unlock_bh(&list->lock); }
 
 /* netlink attributes */
 
@@ -102,8 +91,6 @@ int rtun_nla_put_u32(struct sk_buff *skb, int attrtype, u32 value) { return nla_
 /* sockets */
 
 struct napi_struct *rtun_sock_napi(struct rtun_sock *rs) { return &rs->napi; }
-struct rtun_sock *rtun_napi_sock(struct napi_struct *napi) { return container_of(napi, struct rtun_sock, napi); }
-struct sk_buff_head *rtun_sk_write_queue(struct sock *sk) { return &sk->sk_write_queue; }
 struct socket *rtun_sock_socket(struct rtun_sock *rs) { return &rs->socket; }
 struct wait_queue_head *rtun_socket_wait(struct socket *sock) { return &sock->wq.wait; }
 void rtun_sk_set_write_space(struct sock *sk, void (*fn)(struct sock *)) { sk->sk_write_space = fn; }

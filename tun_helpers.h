@@ -78,7 +78,6 @@ int rtun_cpumask_next_possible(int cpu);
 
 /* NAPI (include/linux/netdevice.h) */
 void rtun_netif_napi_add_tx(struct net_device *dev, struct napi_struct *napi, int (*poll)(struct napi_struct *, int));
-void rtun_napi_schedule(struct napi_struct *napi);
 void rtun_napi_free_frags(struct napi_struct *napi);
 bool rtun_napi_complete(struct napi_struct *napi);
 struct mutex *rtun_sock_napi_mutex(struct rtun_sock *rs);
@@ -95,18 +94,8 @@ unsigned long rtun_iter_nr_segs(const struct iov_iter *i);
 size_t rtun_iter_iov_len(const struct iov_iter *i, unsigned long n);
 
 /* skb queues (include/linux/skbuff.h) */
-void rtun___skb_queue_head_init(struct sk_buff_head *list);
 u32 rtun_skb_queue_len(const struct sk_buff_head *list);
-bool rtun_skb_queue_empty(const struct sk_buff_head *list);
-void rtun___skb_queue_tail(struct sk_buff_head *list, struct sk_buff *skb);
-struct sk_buff *rtun___skb_dequeue(struct sk_buff_head *list);
-void rtun_skb_queue_splice_tail_init(struct sk_buff_head *list, struct sk_buff_head *head);
-void rtun_skb_queue_splice(const struct sk_buff_head *list, struct sk_buff_head *head);
 void rtun_skb_queue_purge(struct sk_buff_head *list);
-void rtun_skb_queue_lock(struct sk_buff_head *list);
-void rtun_skb_queue_unlock(struct sk_buff_head *list);
-void rtun_skb_queue_lock_bh(struct sk_buff_head *list);
-void rtun_skb_queue_unlock_bh(struct sk_buff_head *list);
 
 /* netlink attributes (include/net/netlink.h) */
 int rtun_nla_put_u8(struct sk_buff *skb, int attrtype, u8 value);
@@ -114,8 +103,6 @@ int rtun_nla_put_u32(struct sk_buff *skb, int attrtype, u32 value);
 
 /* sockets (include/net/sock.h, linux/net.h) */
 struct napi_struct *rtun_sock_napi(struct rtun_sock *rs);
-struct rtun_sock *rtun_napi_sock(struct napi_struct *napi);
-struct sk_buff_head *rtun_sk_write_queue(struct sock *sk);
 struct socket *rtun_sock_socket(struct rtun_sock *rs);
 struct wait_queue_head *rtun_socket_wait(struct socket *sock);
 void rtun_sk_set_write_space(struct sock *sk, void (*fn)(struct sock *));

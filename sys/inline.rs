@@ -90,6 +90,11 @@ impl<S, T: Copy> CField<S, T> {
         unsafe { ptr::write(base.cast::<u8>().add(self.off).cast::<T>(), v) }
     }
 
+    /// The field's offset in its struct.
+    pub(super) const fn offset(self) -> usize {
+        self.off
+    }
+
     /// The field's address in the object at `base`.
     ///
     /// # Safety
@@ -156,6 +161,12 @@ c_fields! {
     SKB_VLAN_PROTO: bindings::sk_buff => u16 = RTUN_SKB_VLAN_PROTO, RTUN_SKB_VLAN_PROTO_SIZE;
     SKB_VLAN_TCI: bindings::sk_buff => u16 = RTUN_SKB_VLAN_TCI, RTUN_SKB_VLAN_TCI_SIZE;
     SKB_CSUM_START: bindings::sk_buff => u16 = RTUN_SKB_CSUM_START, RTUN_SKB_CSUM_START_SIZE;
+    SKB_NEXT: bindings::sk_buff => *mut bindings::sk_buff = RTUN_SKB_NEXT, RTUN_SKB_NEXT_SIZE;
+    SKB_PREV: bindings::sk_buff => *mut bindings::sk_buff = RTUN_SKB_PREV, RTUN_SKB_PREV_SIZE;
+    SKB_HEAD_QLEN: bindings::sk_buff_head => u32 = RTUN_SKB_HEAD_QLEN, RTUN_SKB_HEAD_QLEN_SIZE;
+    SKB_HEAD_LOCK: bindings::sk_buff_head => kernel::bindings::spinlock_t = RTUN_SKB_HEAD_LOCK, RTUN_SKB_HEAD_LOCK_SIZE;
+    SOCK_WRITE_QUEUE: bindings::sock => bindings::sk_buff_head = RTUN_SOCK_WRITE_QUEUE, RTUN_SOCK_WRITE_QUEUE_SIZE;
+    RTUN_SOCK_NAPI: bindings::rtun_sock => bindings::napi_struct = RTUN_RTUN_SOCK_NAPI, RTUN_RTUN_SOCK_NAPI_SIZE;
     // `sk_buff_data_t`: an offset from `head` on 64-bit.
     SKB_TAIL: bindings::sk_buff => u32 = RTUN_SKB_TAIL, RTUN_SKB_TAIL_SIZE;
     SKB_MAC_HEADER: bindings::sk_buff => u16 = RTUN_SKB_MAC_HEADER, RTUN_SKB_MAC_HEADER_SIZE;
@@ -746,6 +757,257 @@ pub(super) unsafe fn skb_probe_transport_header(skb: *mut bindings::sk_buff) {
     unsafe {
         if SKB_TRANSPORT_HEADER.read(skb) == u16::MAX {
             bindings::rtun_skb_probe_transport_header(skb);
+        }
+    }
+}
+
+/// skb lists (`struct sk_buff_head`, include/linux/skbuff.h): circular
+/// through the head, whose `next`/`prev` sit where an skb's do (checked in
+/// `bindings_helper.h`), so the head is linked as if it were an skb. These
+/// are C's inline list functions, the same in every configuration (C's
+/// `WRITE_ONCE`s are volatile stores here); locking is the caller's.
+pub(super) mod skb_list {
+    use super::*;
+
+    type Head = bindings::sk_buff_head;
+    type Skb = bindings::sk_buff;
+
+    /// The head as a list node.
+    fn node(list: *mut Head) -> *mut Skb {
+        list.cast()
+    }
+
+    /// `__skb_queue_head_init()`: empty (the lock is left alone).
+    ///
+    /// # Safety
+    ///
+    /// `list` is writable and not in use.
+    #[inline(always)]
+    pub(crate) unsafe fn head_init(list: *mut Head) {
+        // SAFETY: As the caller guarantees.
+        unsafe {
+            SKB_NEXT.write(node(list), node(list));
+            SKB_PREV.write(node(list), node(list));
+            SKB_HEAD_QLEN.write(list, 0);
+        }
+    }
+
+    /// `skb_queue_len()`.
+    ///
+    /// # Safety
+    ///
+    /// `list` is an initialised list.
+    #[inline(always)]
+    pub(crate) unsafe fn len(list: *const Head) -> u32 {
+        // SAFETY: As the caller guarantees.
+        unsafe { SKB_HEAD_QLEN.read(list) }
+    }
+
+    /// `skb_queue_empty()`.
+    ///
+    /// # Safety
+    ///
+    /// `list` is an initialised list.
+    #[inline(always)]
+    pub(crate) unsafe fn is_empty(list: *const Head) -> bool {
+        // SAFETY: As the caller guarantees.
+        unsafe { SKB_NEXT.read(list.cast()) == node(list.cast_mut()) }
+    }
+
+    /// `__skb_queue_tail()` (`__skb_insert()` before the head).
+    ///
+    /// # Safety
+    ///
+    /// `list` is an initialised list the caller has locked (or owns);
+    /// `skb` is the caller's and on no list; the list takes it.
+    #[inline(always)]
+    pub(crate) unsafe fn queue_tail(list: *mut Head, skb: *mut Skb) {
+        // SAFETY: As the caller guarantees.
+        unsafe {
+            let next = node(list);
+            let prev = SKB_PREV.read(next);
+            ptr::write_volatile(SKB_NEXT.ptr(skb), next);
+            ptr::write_volatile(SKB_PREV.ptr(skb), prev);
+            ptr::write_volatile(SKB_PREV.ptr(next), skb);
+            ptr::write_volatile(SKB_NEXT.ptr(prev), skb);
+            ptr::write_volatile(SKB_HEAD_QLEN.ptr(list), SKB_HEAD_QLEN.read(list).wrapping_add(1));
+        }
+    }
+
+    /// `__skb_dequeue()`: the first skb, unlinked, or null.
+    ///
+    /// # Safety
+    ///
+    /// `list` is an initialised list the caller has locked (or owns).
+    #[inline(always)]
+    pub(crate) unsafe fn dequeue(list: *mut Head) -> *mut Skb {
+        // SAFETY: As the caller guarantees: every node of the list is a
+        // live skb or the head.
+        unsafe {
+            let skb = SKB_NEXT.read(node(list));
+            if skb == node(list) {
+                return ptr::null_mut();
+            }
+            ptr::write_volatile(SKB_HEAD_QLEN.ptr(list), SKB_HEAD_QLEN.read(list).wrapping_sub(1));
+            let next = SKB_NEXT.read(skb);
+            let prev = SKB_PREV.read(skb);
+            SKB_NEXT.write(skb, ptr::null_mut());
+            SKB_PREV.write(skb, ptr::null_mut());
+            ptr::write_volatile(SKB_PREV.ptr(next), prev);
+            ptr::write_volatile(SKB_NEXT.ptr(prev), next);
+            skb
+        }
+    }
+
+    /// `__skb_queue_splice()`: `list`'s skbs go between `prev` and `next`.
+    ///
+    /// # Safety
+    ///
+    /// `list` is non-empty; `prev` and `next` are adjacent nodes of
+    /// another list; both are locked or owned by the caller.
+    #[inline(always)]
+    unsafe fn splice(list: *const Head, prev: *mut Skb, next: *mut Skb) {
+        // SAFETY: As the caller guarantees.
+        unsafe {
+            let first = SKB_NEXT.read(list.cast());
+            let last = SKB_PREV.read(list.cast());
+            ptr::write_volatile(SKB_PREV.ptr(first), prev);
+            ptr::write_volatile(SKB_NEXT.ptr(prev), first);
+            ptr::write_volatile(SKB_NEXT.ptr(last), next);
+            ptr::write_volatile(SKB_PREV.ptr(next), last);
+        }
+    }
+
+    /// `skb_queue_splice()`: `list`'s skbs to the front of `head` (`list`
+    /// is left as it was, to be reinitialised or dropped).
+    ///
+    /// # Safety
+    ///
+    /// Both are initialised lists, locked or owned by the caller.
+    #[inline(always)]
+    pub(crate) unsafe fn splice_front(list: *const Head, head: *mut Head) {
+        // SAFETY: As the caller guarantees.
+        unsafe {
+            if !is_empty(list) {
+                splice(list, node(head), SKB_NEXT.read(node(head)));
+                SKB_HEAD_QLEN.write(head, SKB_HEAD_QLEN.read(head).wrapping_add(len(list)));
+            }
+        }
+    }
+
+    /// `skb_queue_splice_tail_init()`: `list`'s skbs to the back of `head`,
+    /// `list` emptied.
+    ///
+    /// # Safety
+    ///
+    /// Both are initialised lists, locked or owned by the caller.
+    #[inline(always)]
+    pub(crate) unsafe fn splice_tail_init(list: *mut Head, head: *mut Head) {
+        // SAFETY: As the caller guarantees.
+        unsafe {
+            if !is_empty(list) {
+                splice(list, SKB_PREV.read(node(head)), node(head));
+                SKB_HEAD_QLEN.write(head, SKB_HEAD_QLEN.read(head).wrapping_add(len(list)));
+                head_init(list);
+            }
+        }
+    }
+
+    /// `spin_lock(&list->lock)`.
+    ///
+    /// # Safety
+    ///
+    /// `list`'s lock is initialised; the caller follows its context rules.
+    #[inline(always)]
+    pub(crate) unsafe fn lock(list: *mut Head) {
+        // SAFETY: As the caller guarantees.
+        unsafe { super::spin_lock(SKB_HEAD_LOCK.ptr(list)) }
+    }
+
+    /// `spin_unlock(&list->lock)`.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds `list`'s lock.
+    #[inline(always)]
+    pub(crate) unsafe fn unlock(list: *mut Head) {
+        // SAFETY: As the caller guarantees.
+        unsafe { super::spin_unlock(SKB_HEAD_LOCK.ptr(list)) }
+    }
+
+    /// `spin_lock_bh(&list->lock)`: out of line in C too on x86_64 without
+    /// `PREEMPT_RT` (`_raw_spin_lock_bh()`).
+    ///
+    /// # Safety
+    ///
+    /// As [`lock`]; process context.
+    #[inline(always)]
+    pub(crate) unsafe fn lock_bh(list: *mut Head) {
+        // CAST: `rlock` is the first member of `spinlock_t` without PREEMPT_RT.
+        // SAFETY: As the caller guarantees.
+        unsafe { bindings::_raw_spin_lock_bh(SKB_HEAD_LOCK.ptr(list).cast()) }
+    }
+
+    /// `spin_unlock_bh(&list->lock)` (`_raw_spin_unlock_bh()`).
+    ///
+    /// # Safety
+    ///
+    /// The caller holds `list`'s lock, taken with [`lock_bh`].
+    #[inline(always)]
+    pub(crate) unsafe fn unlock_bh(list: *mut Head) {
+        // CAST: As in `lock_bh`.
+        // SAFETY: As the caller guarantees.
+        unsafe { bindings::_raw_spin_unlock_bh(SKB_HEAD_LOCK.ptr(list).cast()) }
+    }
+}
+
+/// The socket's write queue (`&sk->sk_write_queue`).
+///
+/// # Safety
+///
+/// `sk` is a live socket.
+#[inline(always)]
+pub(super) unsafe fn sk_write_queue(sk: *mut bindings::sock) -> *mut bindings::sk_buff_head {
+    // SAFETY: As the caller guarantees.
+    unsafe { SOCK_WRITE_QUEUE.ptr(sk) }
+}
+
+/// `&rs->napi` and back (`container_of()`): the NAPI context inside our
+/// socket.
+///
+/// # Safety
+///
+/// `rs` is a live `rtun_sock`.
+#[inline(always)]
+pub(super) unsafe fn rtun_sock_napi(rs: *mut bindings::rtun_sock) -> *mut bindings::napi_struct {
+    // SAFETY: As the caller guarantees.
+    unsafe { RTUN_SOCK_NAPI.ptr(rs) }
+}
+
+/// The `rtun_sock` whose `napi` this is.
+///
+/// # Safety
+///
+/// `napi` is the `napi` member of a live `rtun_sock`.
+#[inline(always)]
+pub(super) unsafe fn napi_rtun_sock(napi: *mut bindings::napi_struct) -> *mut bindings::rtun_sock {
+    // SAFETY: As the caller guarantees: the member is at this offset.
+    unsafe { napi.cast::<u8>().sub(RTUN_SOCK_NAPI.offset()).cast() }
+}
+
+/// `napi_schedule()` (include/linux/netdevice.h): `napi_schedule_prep()`,
+/// then `__napi_schedule()`, both out of line in C too. Same in every
+/// configuration.
+///
+/// # Safety
+///
+/// `napi` is a context added to a device and not deleted.
+#[inline(always)]
+pub(super) unsafe fn napi_schedule(napi: *mut bindings::napi_struct) {
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        if bindings::napi_schedule_prep(napi) {
+            bindings::__napi_schedule(napi);
         }
     }
 }

@@ -25,6 +25,7 @@
 
 use super::*;
 use core::mem::ManuallyDrop;
+use inline::skb_list;
 use core::sync::atomic::{AtomicBool, AtomicU8};
 
 /// `NAPI_POLL_WEIGHT`: the most packets one poll hands to GRO, and the
@@ -103,13 +104,13 @@ impl NapiState {
 impl Sock {
     fn napi(&self) -> *mut bindings::napi_struct {
         // SAFETY: A live socket of ours (type invariant).
-        unsafe { bindings::rtun_sock_napi(self.0.as_ptr()) }
+        unsafe { inline::rtun_sock_napi(self.0.as_ptr()) }
     }
 
     fn write_queue(&self) -> *mut bindings::sk_buff_head {
         // SAFETY: A live socket; its write queue was initialised by
         // `sock_init_data_uid()`.
-        unsafe { bindings::rtun_sk_write_queue(self.sk()) }
+        unsafe { inline::sk_write_queue(self.sk()) }
     }
 
     /// Whether the socket has a NAPI context (`tfile->napi_enabled`): set
@@ -209,10 +210,10 @@ impl Sock {
         let q = self.write_queue();
         // SAFETY: The socket's write queue, whose lock `spin_lock_bh`
         // serialises writers against the poll (softirq).
-        unsafe { bindings::rtun_skb_queue_lock_bh(q) };
+        unsafe { skb_list::lock_bh(q) };
         if self.1.get() != State::Enabled {
             // SAFETY: Locked above, in this function.
-            unsafe { bindings::rtun_skb_queue_unlock_bh(q) };
+            unsafe { skb_list::unlock_bh(q) };
             drop(skb);
             return Err(EBUSY);
         }
@@ -222,11 +223,11 @@ impl Sock {
         // after `napi_disable`: a disabled context ignores the schedule)
         // and bottom halves come back on, running the poll if it is due.
         unsafe {
-            bindings::rtun___skb_queue_tail(q, skb.into_raw());
-            let len = bindings::rtun_skb_queue_len(q);
-            bindings::rtun_skb_queue_unlock(q);
+            skb_list::queue_tail(q, skb.into_raw());
+            let len = skb_list::len(q);
+            skb_list::unlock(q);
             if !more || len > NAPI_POLL_WEIGHT {
-                bindings::rtun_napi_schedule(self.napi());
+                inline::napi_schedule(self.napi());
             }
             inline::local_bh_enable();
         }
@@ -253,15 +254,15 @@ unsafe extern "C" fn sock_napi_poll(napi: *mut bindings::napi_struct, budget: c_
     // initialised before use and empty (every packet spliced back or
     // handed to GRO) when it goes out of scope.
     unsafe {
-        let rs = bindings::rtun_napi_sock(napi);
-        let q = bindings::rtun_sk_write_queue(rs.cast());
-        bindings::rtun___skb_queue_head_init(process);
-        bindings::rtun_skb_queue_lock(q);
-        bindings::rtun_skb_queue_splice_tail_init(q, process);
-        bindings::rtun_skb_queue_unlock(q);
+        let rs = inline::napi_rtun_sock(napi);
+        let q = inline::sk_write_queue(rs.cast());
+        skb_list::head_init(process);
+        skb_list::lock(q);
+        skb_list::splice_tail_init(q, process);
+        skb_list::unlock(q);
 
         while received < budget {
-            let skb = bindings::rtun___skb_dequeue(process);
+            let skb = skb_list::dequeue(process);
             if skb.is_null() {
                 break;
             }
@@ -269,10 +270,10 @@ unsafe extern "C" fn sock_napi_poll(napi: *mut bindings::napi_struct, budget: c_
             received += 1;
         }
 
-        if !bindings::rtun_skb_queue_empty(process) {
-            bindings::rtun_skb_queue_lock(q);
-            bindings::rtun_skb_queue_splice(process, q);
-            bindings::rtun_skb_queue_unlock(q);
+        if !skb_list::is_empty(process) {
+            skb_list::lock(q);
+            skb_list::splice_front(process, q);
+            skb_list::unlock(q);
         }
         if received < budget {
             bindings::napi_complete_done(napi, received);
