@@ -830,7 +830,10 @@ pub(super) mod skb_list {
             ptr::write_volatile(SKB_PREV.ptr(skb), prev);
             ptr::write_volatile(SKB_PREV.ptr(next), skb);
             ptr::write_volatile(SKB_NEXT.ptr(prev), skb);
-            ptr::write_volatile(SKB_HEAD_QLEN.ptr(list), SKB_HEAD_QLEN.read(list).wrapping_add(1));
+            ptr::write_volatile(
+                SKB_HEAD_QLEN.ptr(list),
+                SKB_HEAD_QLEN.read(list).wrapping_add(1),
+            );
         }
     }
 
@@ -848,7 +851,10 @@ pub(super) mod skb_list {
             if skb == node(list) {
                 return ptr::null_mut();
             }
-            ptr::write_volatile(SKB_HEAD_QLEN.ptr(list), SKB_HEAD_QLEN.read(list).wrapping_sub(1));
+            ptr::write_volatile(
+                SKB_HEAD_QLEN.ptr(list),
+                SKB_HEAD_QLEN.read(list).wrapping_sub(1),
+            );
             let next = SKB_NEXT.read(skb);
             let prev = SKB_PREV.read(skb);
             SKB_NEXT.write(skb, ptr::null_mut());

@@ -25,8 +25,8 @@
 
 use super::*;
 use core::mem::ManuallyDrop;
-use inline::skb_list;
 use core::sync::atomic::{AtomicBool, AtomicU8};
+use inline::skb_list;
 
 /// `NAPI_POLL_WEIGHT`: the most packets one poll hands to GRO, and the
 /// queue length past which a writer schedules the context even when more
