@@ -3,32 +3,63 @@
 #
 # Where the instructions go, per function, rust_tun against C tun: boots
 # the test kernel under -icount with scripts/prof/insn-count.c (a QEMU TCG
-# plugin counting every kernel instruction executed) and runs COUNT GSO
-# payloads through each driver (scripts/guest/profile-gso.sh); prints, per
-# function (kernel and both modules), instructions per payload for each
-# driver and the difference, largest first. A development tool, not part
-# of the tests or the benchmarks.
+# plugin counting every instruction executed, kernel and user space) and
+# prints, per function (kernel and both modules), instructions per packet
+# or payload for each driver and the difference, largest first. A
+# development tool, not part of the tests or the benchmarks.
 #
-# usage: scripts/profile.sh [write|read] [COUNT] [NAPI] [CHUNK]
-# (CHUNK: the drivers take turns every CHUNK payloads, as in the benchmark;
-# default COUNT, one turn each)
+# usage: scripts/profile.sh gso [write|read] [COUNT] [NAPI] [CHUNK]
+#        scripts/profile.sh xmit [COUNT]
+# gso: COUNT 64 KB GSO payloads per driver through scripts/guest/
+# profile-gso.sh (the drivers take turns every CHUNK payloads, as in the
+# benchmark; default one turn each). xmit: one round of the xmit benchmark
+# (pktgen, COUNT packets per row); the guarded rust_tun rows against C tun's,
+# for each RPS mode.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-dir=${1:-write}
-count=${2:-200}
-napi=${3:-0}
-chunk=${4:-$count}
+what=${1:-gso}
 kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" --print-kdir test)
 work=$(mktemp -d /tmp/rtun-prof.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 gcc -O2 -shared -fPIC -o "$work/insn-count.so" "$RT_TOP/scripts/prof/insn-count.c"
 trigger=$(awk '$3 == "ksys_sync" { print $1 }' "$kdir/System.map")
-RTUN_QEMU_ARGS="-plugin $work/insn-count.so,trigger=$trigger,out=$work/count" \
+export RTUN_QEMU_ARGS="-plugin $work/insn-count.so,trigger=$trigger,out=$work/count"
+case $what in
+gso)
+	dir=${2:-write} count=${3:-200} napi=${4:-0}
+	chunk=${5:-$count}
 	bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 --log "$work/console.log" \
-	"$RT_TOP/scripts/guest/profile-gso.sh" "$dir" "$count" "$napi" "$chunk" >/dev/null
-python3 - "$kdir" "$work" "$count" "$chunk" <<'PY'
-import bisect, glob, os, re, subprocess, sys
-kdir, work, count, chunk = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+		"$RT_TOP/scripts/guest/profile-gso.sh" "$dir" "$count" "$napi" "$chunk" >/dev/null
+	# count.0: up to the first mark; then each turn (2k + 1) and what came
+	# between turns (2k + 2). Turns alternate as bench_gso's: rust_tun
+	# first in even rounds of two turns, C tun first in odd ones.
+	turns=$(python3 -c "
+n = 2 * ($count // $chunk)
+print(' '.join('%d:%s' % (2 * k + 1, 'rust' if (k % 2 == 0) == ((k // 2) % 2 == 0) else 'c') for k in range(n)))")
+	compare="gso:rust:c"
+	;;
+xmit)
+	count=${2:-50000}
+	bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 \
+		--log "$work/console.log" "$RT_TOP/scripts/guest/bench-xmit.sh" "$count" 1 prof >/dev/null
+	# Turns in bench-xmit.sh's order: rust_tun guarded, unguarded, C tun,
+	# each RPS off, rps_cpus, rfs.
+	turns=
+	k=0
+	for row in rg ru c; do
+		for rps in off rps_cpus rfs; do
+			turns="$turns $((2 * k + 1)):$row-$rps"
+			k=$((k + 1))
+		done
+	done
+	compare="off:rg-off:c-off rps_cpus:rg-rps_cpus:c-rps_cpus rfs:rg-rfs:c-rfs"
+	;;
+*) rt_die "usage: $0 gso|xmit ..." ;;
+esac
+python3 - "$RT_TOP" "$kdir" "$work" "$count" "$turns" "$compare" <<'PY'
+import bisect, os, re, subprocess, sys
+top, kdir, work, turns, compare = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[5], sys.argv[6]
+count = int(sys.argv[4])
 syms = []
 for line in open(os.path.join(kdir, "System.map")):
     a, t, n = line.split()[:3]
@@ -36,8 +67,7 @@ for line in open(os.path.join(kdir, "System.map")):
         syms.append((int(a, 16), n))
 log = open(os.path.join(work, "console.log")).read()
 for m, base in re.findall(r"PROFILE module (\S+) (0x[0-9a-f]+)", log):
-    ko = os.path.join(os.environ.get("RT_TOP", "."), "rust_tun.ko") if m == "rust_tun" else \
-        os.path.join(kdir, "drivers/net/tun.ko")
+    ko = os.path.join(top, "rust_tun.ko") if m == "rust_tun" else os.path.join(kdir, "drivers/net/tun.ko")
     out = subprocess.run(["llvm-nm-19", "--defined-only", ko], capture_output=True, text=True).stdout
     for l in out.splitlines():
         a, t, n = l.split()[:3]
@@ -45,30 +75,26 @@ for m, base in re.findall(r"PROFILE module (\S+) (0x[0-9a-f]+)", log):
             syms.append((int(base, 16) + int(a, 16), "%s:%s" % (m, n)))
 syms.sort()
 addrs = [a for a, _ in syms]
-def load(i, per):
-    for l in open(os.path.join(work, "count.%d" % i)):
+groups = {}
+for t in turns.split():
+    i, label = t.split(":")
+    per = groups.setdefault(label, {})
+    for l in open(os.path.join(work, "count.%s" % i)):
         a, c = l.split()
         a = int(a, 16)
         k = bisect.bisect_right(addrs, a) - 1
         name = "[user space]" if a < 1 << 47 else syms[k][1] if k >= 0 else "?"
         per[name] = per.get(name, 0) + int(c)
-# count.0: up to the first mark; then each turn (2k + 1) and what came
-# between turns (2k + 2). Turns alternate as bench_gso's: rust_tun first in
-# even rounds of two turns, C tun first in odd ones.
-rust, c = {}, {}
-for k in range(2 * (count // chunk)):
-    first_rust = (k // 2) % 2 == 0
-    load(2 * k + 1, rust if (k % 2 == 0) == first_rust else c)
-tot_r, tot_c = sum(rust.values()) / count, sum(c.values()) / count
-print("instructions per payload: rust_tun %.1f, tun %.1f, difference %+.1f" % (tot_r, tot_c, tot_r - tot_c))
-rows = []
-for n in set(rust) | set(c):
-    r, k = rust.get(n, 0) / count, c.get(n, 0) / count
-    rows.append((r - k, n, r, k))
-rows.sort(key=lambda x: -abs(x[0]))
-print("%-60s %10s %10s %9s" % ("function", "rust_tun", "tun", "diff"))
-for d, n, r, k in rows[:60]:
-    if abs(d) < 0.5 and r + k < 1:
-        continue
-    print("%-60s %10.1f %10.1f %+9.1f" % (n[:60], r, k, d))
+for cmp in compare.split():
+    title, ra, rb = cmp.split(":")
+    a, b = groups[ra], groups[rb]
+    ta, tb = sum(a.values()) / count, sum(b.values()) / count
+    print("== %s: per packet/payload: rust_tun %.1f, tun %.1f, difference %+.1f" % (title, ta, tb, ta - tb))
+    rows = sorted(((a.get(n, 0) - b.get(n, 0)) / count, n, a.get(n, 0) / count, b.get(n, 0) / count)
+                  for n in set(a) | set(b))
+    rows.sort(key=lambda x: -abs(x[0]))
+    print("%-60s %10s %10s %9s" % ("function", "rust_tun", "tun", "diff"))
+    for d, n, x, y in rows[:40]:
+        if abs(d) >= 0.05:
+            print("%-60s %10.1f %10.1f %+9.1f" % (n[:60], x, y, d))
 PY

@@ -7,10 +7,12 @@
 # rows (bench-report.py takes each row's median): with two vCPUs the
 # interleaving of pktgen, the reader and RPS's backlog shifts between
 # boots and rows by a few tenths of a percent.
-# usage: bench-xmit.sh [COUNT] [ROUNDS]
+# usage: bench-xmit.sh [COUNT] [ROUNDS] [prof]
+# (prof: scripts/profile.sh's run, a sync before and after each row's run)
 set -u
 COUNT=${1:-200000}
 ROUNDS=${2:-3}
+[ "${3:-}" != prof ] || RTUN_PROF_SYNC=1
 PG=/proc/net/pktgen
 SFE=/proc/sys/net/core/rps_sock_flow_entries
 insmod /lib/modules/rust_tun.ko && insmod /lib/modules/tun.ko && insmod /lib/modules/pktgen.ko || exit 1
@@ -19,6 +21,11 @@ insmod /lib/modules/rust_tun.ko && insmod /lib/modules/tun.ko && insmod /lib/mod
 # first measurement). Under -icount sleep=off, idle guest time is skipped:
 # this costs no wall time.
 sleep 2
+if [ -n "${RTUN_PROF_SYNC:-}" ]; then
+	for m in rust_tun tun; do
+		echo "PROFILE module $m $(cat /sys/module/$m/sections/.text)"
+	done
+fi
 
 pg_set() {
 	echo "$2" >"$1"
@@ -57,7 +64,10 @@ row() { # row DRIVER MODE NODE DEV
 		done
 		hashes() { sed -n 's/^rps_hashes //p' /sys/kernel/debug/rust_tun/$dev/stats; }
 		[ "$driver" = rust_tun ] && h0=$(hashes)
+		# scripts/profile.sh: marks around the run for the plugin.
+		[ -z "${RTUN_PROF_SYNC:-}" ] || sync
 		echo start >$PG/pgctrl
+		[ -z "${RTUN_PROF_SYNC:-}" ] || sync
 		res=$(grep -A1 "Result:" $PG/$dev | tr '\n' ' ')
 		echo "$res" | grep -q "Result: OK:" || { echo "bench: $dev: $res"; rc=1; }
 		pps=$(echo "$res" | sed -n 's/.* \([0-9]*\)pps.*/\1/p')
