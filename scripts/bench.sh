@@ -7,7 +7,8 @@
 #   1. xmit path: pktgen into a single-queue TAP (rps_needed patch's table)
 #   2. write path: writers over many flows of a 2-queue TUN (rfs_needed's)
 #   3. micro-benchmark: 10M calls of the record step, Rust and C
-#   5. GSO: 64 KB UDP GSO writes and reads with the virtio-net header
+#   5. GSO: 64 KB UDP GSO writes and reads with the virtio-net header, both
+#      drivers taking turns in one process, in five boots as table 1
 #   4. memory: idle persistent devices, rust_tun and C tun (one plain TCG
 #      boot for both, rounds alternating which goes first: memory does not
 #      depend on time)
@@ -41,11 +42,19 @@ for boot in 1 2 3 4 5; do
 		"$RT_TOP/scripts/guest/bench-xmit.sh" "$xmit_count" 1 >/dev/null
 	sed "s/^BENCH xmit \(.*\) round=1 /BENCH xmit \1 round=$boot /" "$logs/xmit-$boot.log" >>"$logs/xmit.log"
 done
-for table in write micro gso; do
+# The GSO table likewise: five boots with the same paddings, both drivers
+# taking turns in each (bench-gso.sh).
+for boot in 1 2 3 4 5; do
+	rt_log "table gso, boot $boot"
+	RTUN_PAD_KB=$(((boot - 1) * 397)) \
+		bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 --log "$logs/gso-$boot.log" \
+		"$RT_TOP/scripts/guest/bench-gso.sh" 1200 20 "$boot" >/dev/null
+	cat "$logs/gso-$boot.log" >>"$logs/gso.log"
+done
+for table in write micro; do
 	case $table in
 	write) args=("$write_count" 1024) ;;
 	micro) args=() ;;
-	gso) args=(300) ;;
 	esac
 	rt_log "table $table"
 	bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 --log "$logs/$table.log" \
