@@ -116,7 +116,10 @@ void rtun_nf_reset_ct(struct sk_buff *skb) { nf_reset_ct(skb); }
 
 /* virtio-net headers */
 
-int rtun_virtio_net_hdr_to_skb(struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool little_endian) { return virtio_net_hdr_to_skb(skb, hdr, little_endian); }
+/* Little-endian, a constant as in tun.c on x86_64 (tun_is_little_endian():
+ * TUN_VNET_LE or the legacy header, little-endian there), so the compiler
+ * folds the byte-order tests away as it does in tun_get_user(). */
+int rtun_virtio_net_hdr_to_skb_le(struct sk_buff *skb, const struct virtio_net_hdr *hdr) { return virtio_net_hdr_to_skb(skb, hdr, true); }
 #ifdef CONFIG_DEBUG_NET
 /*
  * sys/inline.rs writes virtio_net_hdr_from_skb() out in Rust for the read

@@ -124,7 +124,7 @@ void rtun_skb_orphan(struct sk_buff *skb);
 void rtun_nf_reset_ct(struct sk_buff *skb);
 
 /* virtio-net headers (include/linux/virtio_net.h) */
-int rtun_virtio_net_hdr_to_skb(struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool little_endian);
+int rtun_virtio_net_hdr_to_skb_le(struct sk_buff *skb, const struct virtio_net_hdr *hdr);
 #ifdef CONFIG_DEBUG_NET
 void rtun_virtio_net_hdr_from_skb_check(const struct sk_buff *skb, const struct virtio_net_hdr *hdr, bool ok, int vlan_hlen);
 #endif

@@ -229,7 +229,7 @@ impl SkBuff {
     /// `EINVAL` for a header it rejects.
     pub(crate) fn vnet_hdr_to_skb(&mut self, hdr: &VnetHdr) -> Result {
         // SAFETY: An skb we own, filled; `hdr` is a valid header.
-        let r = unsafe { bindings::rtun_virtio_net_hdr_to_skb(self.as_ptr(), &hdr.0, true) };
+        let r = unsafe { bindings::rtun_virtio_net_hdr_to_skb_le(self.as_ptr(), &hdr.0) };
         if r == 0 {
             Ok(())
         } else {

@@ -2,7 +2,7 @@
 # Guest script (scripts/run-guest.sh --clients): real tun clients, run the way
 # their users run them, with data flowing through the driver.
 #
-#   iproute2      ip tuntap add/show/del, ip link on a persistent tap
+#   iproute2      ip tuntap add (vnet_hdr)/show/del, ip link on a persistent tap
 #   socat         the "wire": a tap in each of two network namespaces joined
 #                 by socat over a UNIX datagram socket pair (the test kernel
 #                 has no veth), then a socat TUN <-> UDP tunnel across it
@@ -242,12 +242,13 @@ dd if=/dev/urandom of=/tmp/tx bs=1024 count=256 2>/dev/null
 # --- iproute2: persistent devices, listed and deleted ------------------------
 echo "=== iproute2 ($($IP -V))"
 why=
-traced ip-tuntap-add-t0 $IP tuntap add dev t0 mode tap || why="tuntap add t0 failed"
+traced ip-tuntap-add-t0 $IP tuntap add dev t0 mode tap vnet_hdr || why="tuntap add t0 failed"
 traced ip-tuntap-add-t1 $IP tuntap add dev t1 mode tun multi_queue user 1000 group 1000 ||
 	why="$why; tuntap add t1 failed"
 out=$($IP tuntap show)
 echo "$out"
 echo "$out" | grep -qE '^t0: tap( .*)? persist' || why="$why; t0 not listed as a persistent tap"
+echo "$out" | grep -qE '^t0: tap( .*)? vnet_hdr' || why="$why; t0 not listed with vnet_hdr"
 echo "$out" | grep -qE '^t1: tun( .*)? persist( .*)? user 1000 group 1000' ||
 	why="$why; t1 not listed as a persistent tun with user and group"
 $IP -d tuntap show
