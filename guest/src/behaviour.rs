@@ -7,6 +7,7 @@
 
 use super::*;
 use std::os::fd::RawFd;
+use std::process::Stdio;
 use std::sync::atomic::AtomicU32;
 use std::sync::Mutex;
 
@@ -566,16 +567,25 @@ pub fn t_fd_passing_fork(n: Node) -> TestResult {
         let t = Tun::create(n.path, "rt-fd0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
         ptp_up("rt-fd0", "10.87.0.1", "10.87.0.2")?;
         let child = if how == "scm_rights" {
-            let child = Command::new("/bin/rtun").args(["fd-client", "recv", path]).spawn().map_err(|e| e.to_string())?;
+            let child = Command::new("/bin/rtun")
+                .args(["fd-client", "recv", path])
+                .stdin(Stdio::piped())
+                .spawn()
+                .map_err(|e| e.to_string())?;
             let (conn, _) = listener.accept().map_err(|e| e.to_string())?;
             send_fd(conn.as_raw_fd(), t.fd())?;
             child
         } else {
             // SAFETY: Clearing FD_CLOEXEC on our fd, so the child inherits it.
             unsafe { libc::fcntl(t.fd(), libc::F_SETFD, 0) };
-            Command::new("/bin/rtun").args(["fd-client", "fd", &t.fd().to_string()]).spawn().map_err(|e| e.to_string())?
+            Command::new("/bin/rtun")
+                .args(["fd-client", "fd", &t.fd().to_string()])
+                .stdin(Stdio::piped())
+                .spawn()
+                .map_err(|e| e.to_string())?
         };
-        // Our copy closes; the child's keeps the device.
+        // Our copy closes; the child's keeps the device. (The child holds
+        // its copy until its stdin closes: `wait_with_output` closes it.)
         drop(t);
         check!(link_exists("rt-fd0"), "{how}: the device went with our copy of the fd");
         let out = child.wait_with_output().map_err(|e| e.to_string())?;
@@ -633,7 +643,8 @@ fn recv_fd(sock: RawFd) -> Result<RawFd, String> {
 
 /// `rtun fd-client recv SOCKET | fd N`: gets an attached queue fd (over
 /// the unix socket, or inherited as fd N), checks TUNGETIFF names rt-fd0,
-/// and round-trips an ICMP echo through it.
+/// round-trips an ICMP echo through it, then holds it until its stdin
+/// closes (the parent checks the device meanwhile).
 pub fn fd_client(how: &str, arg: &str) -> Result<String, String> {
     let fd = if how == "recv" {
         let s = std::os::unix::net::UnixStream::connect(arg).map_err(|e| e.to_string())?;
@@ -652,6 +663,9 @@ pub fn fd_client(how: &str, arg: &str) -> Result<String, String> {
         if poll_fd(fd, libc::POLLIN, Duration::from_millis(200)).is_ok_and(|e| e & libc::POLLIN != 0) {
             let n = fd_read(fd, &mut buf).map_err(|e| format!("read: errno {e}"))?;
             if pkt::parse_ipv4(&buf[..n]).and_then(|ip| pkt::parse_icmp_echo(ip.payload)).is_some_and(|e| e.0 == 0 && e.1 == 0x87) {
+                // Keep the fd (and so the device) until the parent closes
+                // our stdin: it checks the device outlives its own copy.
+                let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
                 return Ok(format!("fd {fd} ({how}): echo answered"));
             }
         }
