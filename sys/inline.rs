@@ -419,7 +419,7 @@ pub(super) unsafe fn virtio_net_hdr_from_skb(
         if ip_summed == bindings::RTUN_CHECKSUM_PARTIAL {
             hdr.flags = bindings::VIRTIO_NET_HDR_F_NEEDS_CSUM as u8;
             // `skb_checksum_start_offset()`: from the start of the data.
-            let headroom = SKB_DATA.read(skb).offset_from(SKB_HEAD.read(skb)) as u32;
+            let headroom = skb_headroom(skb);
             let start = u32::from(SKB_CSUM_START.read(skb))
                 .wrapping_sub(headroom)
                 .wrapping_add(u32::from(vlan_hlen));
@@ -699,15 +699,17 @@ pub(super) unsafe fn skb_reserve(skb: *mut bindings::sk_buff, len: u32) {
     }
 }
 
-/// `skb->data - skb->head`, the offset `skb_reset_*_header()` store.
+/// `skb_headroom()` (include/linux/skbuff.h): `skb->data - skb->head`,
+/// also the offset `skb_reset_*_header()` store. Same as C in every
+/// configuration.
 ///
 /// # Safety
 ///
 /// `skb` is a live skb.
 #[inline(always)]
-unsafe fn skb_data_offset(skb: *const bindings::sk_buff) -> u16 {
+unsafe fn skb_headroom(skb: *const bindings::sk_buff) -> u32 {
     // SAFETY: As the caller guarantees: `data` points into `head`'s buffer.
-    unsafe { SKB_DATA.read(skb).offset_from(SKB_HEAD.read(skb)) as u16 }
+    unsafe { SKB_DATA.read(skb).offset_from(SKB_HEAD.read(skb)) as u32 }
 }
 
 /// `skb_reset_mac_header()` and `skb_reset_network_header()`
@@ -732,7 +734,7 @@ pub(super) unsafe fn skb_reset_mac_network_header<const MAC: bool, const NETWORK
                 bindings::rtun_skb_reset_network_header(skb);
             }
         } else {
-            let off = skb_data_offset(skb);
+            let off = skb_headroom(skb) as u16;
             if MAC {
                 SKB_MAC_HEADER.write(skb, off);
             }
