@@ -244,7 +244,7 @@ impl Tun {
             vnet_hdr_sz: AtomicI32::new(VNET_HDR_SZ_MIN),
             set_features: AtomicU64::new(0),
             unguarded,
-            flows <- FlowTable::new(),
+            flows <- FlowTable::new(sys::param_flow_ageing()),
             stats: TunStats::new()?,
             debugfs: DevDebugfs::new(),
         }? Error)

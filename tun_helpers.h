@@ -179,5 +179,6 @@ void *rtun_file_inode_private(const struct file *file);
 /* the module's parameters */
 bool rtun_param_unguarded(void);
 bool rtun_param_dropin(void);
+unsigned long rtun_param_flow_ageing(void);
 
 #endif /* RUST_TUN_HELPERS_H */

@@ -22,8 +22,7 @@ cases=(
 )
 work=$(mktemp -d /tmp/rtun-compile-fail.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-(cd "$RT_TOP" && git ls-files -z --cached --others --exclude-standard -- '*.rs' '*.c' '*.h' Kbuild Makefile |
-	xargs -0 cp --parents -t "$work")
+rt_copy_module_sources "$work"
 fail=0
 for c in "${cases[@]}"; do
 	name=${c%%:*} want=${c#*:} file=compile_fail.rs

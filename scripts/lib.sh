@@ -44,3 +44,13 @@ RT_CARGO=/usr/bin/cargo
 rt_guest_bin() {
 	echo "$RT_TOP/guest/target/x86_64-unknown-linux-gnu/release/rtun"
 }
+
+# Copy the module's sources (what git tracks or would add: no build
+# outputs) into DIR, to build it there against another kernel while the
+# work tree's build stays as it is.
+rt_copy_module_sources() { # rt_copy_module_sources DIR
+	mkdir -p "$1"
+	(cd "$RT_TOP" && git ls-files -z --cached --others --exclude-standard -- \
+		'*.rs' '*.c' '*.h' Kbuild Makefile |
+		xargs -0 cp --parents -t "$1")
+}

@@ -10,8 +10,11 @@
 # kernel oops/BUG/WARNING/panic/taint (other than the out-of-tree taint).
 #
 # usage: scripts/run-guest.sh [--icount] [--mttcg] [--smp N] [--timeout S]
-#                             [--log FILE] [--kernel FLAVOR] [--clients]
-#                             GUEST_SCRIPT [ARGS...]
+#                             [--log FILE] [--kernel FLAVOR] [--module KO]
+#                             [--clients] GUEST_SCRIPT [ARGS...]
+#
+# --module: the rust_tun.ko to load (default: the work tree's, built for the
+# test kernel; scripts/test.sh builds one per kernel).
 #
 # --clients adds real tun clients under /usr/bin (the guest's PATH stays
 # /bin, busybox: call them by full path): the host's iproute2 ip, socat,
@@ -34,7 +37,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-icount=0 smp=2 timeout=900 log= flavor=test tcg=tcg,thread=single clients=0
+icount=0 smp=2 timeout=900 log= flavor=test tcg=tcg,thread=single clients=0 ko=$RT_TOP/rust_tun.ko
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--icount) icount=1 ;;
@@ -43,6 +46,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--log) log=$2; shift ;;
 	--kernel) flavor=$2; shift ;;
+	--module) ko=$2; shift ;;
 	--clients) clients=1 ;;
 	-*) rt_die "unknown option $1" ;;
 	*) break ;;
@@ -55,7 +59,6 @@ shift
 
 kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" --print-kdir "$flavor") ||
 	rt_die "no built $flavor kernel: run scripts/build-kernel.sh $flavor"
-ko=$RT_TOP/rust_tun.ko
 [ -f "$ko" ] || rt_die "no $ko: run make"
 rtun=$(rt_guest_bin)
 [ -x "$rtun" ] || rt_die "no guest programs: run scripts/build-guest.sh"
@@ -159,8 +162,9 @@ if [ "$qrc" = 124 ]; then
 fi
 # Kernel splats: WARN/BUG/lockdep/KASAN reports start their message with
 # these words (a driver's own "pktgen: WARNING: ..." message does not count).
-# Watchdogs: soft/hard lockups, hung tasks, RCU stalls.
-bad=$(grep -nE '(^|\] )(WARNING:|BUG:|Oops|Kernel panic|kernel BUG|general protection fault|UBSAN:|KASAN:)|Call Trace:|RIP: |unreferenced object|watchdog: BUG:|soft lockup|hard LOCKUP|INFO: task .* blocked for more than|rcu: INFO: .*detected stall|rcu_(sched|preempt) (self-)?detected stall' "$log" || true)
+# Watchdogs: soft/hard lockups, hung tasks, RCU stalls. Device references
+# never given back (netdev_wait_allrefs) and the reference trackers' reports.
+bad=$(grep -nE '(^|\] )(WARNING:|BUG:|Oops|Kernel panic|kernel BUG|general protection fault|UBSAN:|KASAN:)|Call Trace:|RIP: |unreferenced object|watchdog: BUG:|soft lockup|hard LOCKUP|INFO: task .* blocked for more than|rcu: INFO: .*detected stall|rcu_(sched|preempt) (self-)?detected stall|unregister_netdevice: waiting for|ref_tracker: ' "$log" || true)
 taint=$(grep -niE 'taint' "$log" | grep -v 'loading out-of-tree module taints kernel' || true)
 if [ -n "$bad$taint" ]; then
 	rt_log "FAIL: kernel problems in the guest log:"

@@ -2,61 +2,123 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Every test of rust-tun, from a fresh machine: install the toolchain, build
-# (or reuse) the test kernel, build the module (rustfmt check, clippy build,
-# real build), build and host-test the guest programs, then boot the guest
-# and run the guest suite against rust_tun and, side by side, the C tun.
+# (or reuse) the kernels, build the module (rustfmt check, clippy build, real
+# build, compile-fail cases), build and host-test the guest programs, then
+# boot the guests and run the guest suites.
 #
-# Prints KTAP from the guest, then the closing line "N passed, N failed";
-# exits non-zero on any failure, kernel splat, or unfinished guest.
+# Prints each guest's console (KTAP) as its suite ends, a table of time per
+# kernel and suite, then the closing line "N passed, N failed, N skipped";
+# exits non-zero on any failure, kernel splat, hung test or unfinished guest.
 #
-# usage: scripts/test.sh [--quick] [NAME=VALUE...] [FILTER]
-# The guest suite runs side by side (rust_tun as /dev/net/rust_tun beside
-# tun.ko) on every kernel; drop-in (rust_tun as /dev/net/tun, tun.ko absent)
-# and with every device on NAPI queues (IFF_NAPI, both drivers) on the test
-# kernel; each with the real clients (run-guest.sh --clients). The NAPI
-# tests themselves (napi, napi_frags) are in every kernel's suite: the
-# debug kernel runs them under KASAN, lockdep and kmemleak; the whole suite
-# on NAPI queues there would cost CI about 25 minutes more.
+# The matrix (the suites, `tests.sh` arguments in brackets):
+#   test     side by side: rust_tun as /dev/net/rust_tun beside tun.ko, every
+#            ABI test on both drivers, C tun the reference    (the test kernel)
+#   dropin   rust_tun as /dev/net/tun, tun.ko out of reach: every test
+#            written for the C tun against rust_tun, the real clients among
+#            them                                             [dropin]
+#   napi     every device on NAPI queues (IFF_NAPI), rust_tun only
+#                                                             [napi RTUN_DRIVERS=rust]
+#   runner   the guest runner's own check: a deliberately hung test must be
+#            reported as `not ok 1 rust_tun_selftest_hang # TIMEOUT` with a
+#            task dump, within its timeout                    [RTUN_SELFTEST=1]
+#   nojl     the kernel without jump labels (the guards' fallback), rust_tun
+#            only                                             [RTUN_DRIVERS=rust]
+#   debug1/2 the debug kernel (KASAN, lockdep, kmemleak, DEBUG_NET, refcount
+#            trackers, ...), rust_tun only, in two guests at once
+#                                                             [RTUN_DRIVERS=rust RTUN_SHARD=I/2]
+# C tun's tests run on the test kernel only: there it is the reference the
+# ABI tests compare against; under KASAN or without jump labels they would
+# test the kernel's code, not ours. Tests of rust_tun that compare against
+# tun (fuzz_vs_tun, dropin_conflicts) run everywhere.
 #
-#   --quick      run the guest suites on the test kernel only, not also on the
-#                debug kernel (KASAN, lockdep, kmemleak, ...; ~7 min to build
-#                once, ~38 min to run) and the no-jump-label kernel (the
-#                guards' fallback; ~8 min to build once, ~3 min to run)
+# Two suites run at once (each guest is one single-threaded TCG vCPU
+# thread, and this machine kind has two cores); a kernel that is not built
+# yet is built while the test kernel's suites run. Each suite's QEMU limit
+# is twice its expected time (SUITE_EXPECT below, measured on this machine
+# kind: README); each test has its own timeout in the guest (tests.sh).
+#
+# usage: scripts/test.sh [--quick] [--suite S[,S...]] [NAME=VALUE...] [FILTER]
+#   --quick      the test kernel's suites only (test, dropin, napi, runner)
+#   --suite S    only these suites (names above), and of the host checks
+#                only the builds: the inner loop, e.g.
+#                `scripts/test.sh --suite test ping` (one kernel, one suite,
+#                a filter: about 3 minutes warm)
 #   NAME=VALUE   passed to the guest tests: RTUN_SEED, RTUN_STRESS_SECS,
-#                RTUN_FUZZ_ITERS
+#                RTUN_FUZZ_ITERS, RTUN_TEST_TIMEOUT (seconds per test)
+#   FILTER       only the guest tests whose name contains it (or one of its
+#                comma-separated parts)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
-debug=1
+
+suites_all=(debug1 debug2 test dropin napi nojl runner)
+suites=("${suites_all[@]}")
+host_checks=1
 guest_args=()
-for a in "$@"; do
-	case $a in
-	--quick) debug=0 ;;
-	*) guest_args+=("$a") ;;
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) suites=(test dropin napi runner) ;;
+	--suite)
+		IFS=, read -ra suites <<<"$2"
+		host_checks=0
+		shift
+		;;
+	*) guest_args+=("$1") ;;
 	esac
+	shift
+done
+for s in "${suites[@]}"; do
+	[[ " ${suites_all[*]} " == *" $s "* ]] || rt_die "unknown suite '$s' (${suites_all[*]})"
 done
 
+# Expected wall time of each suite (s), measured on a 2-core machine of
+# this kind with two suites running at once (README); QEMU's limit is twice
+# it. The kernel each runs on, and its tests.sh arguments.
+declare -A SUITE_EXPECT=([test]=420 [dropin]=240 [napi]=180 [runner]=60 [nojl]=180 [debug1]=720 [debug2]=720)
+declare -A SUITE_KERNEL=([test]=test [dropin]=test [napi]=test [runner]=test [nojl]=nojl [debug1]=debug [debug2]=debug)
+declare -A SUITE_ARGS=([test]="" [dropin]="dropin" [napi]="napi RTUN_DRIVERS=rust"
+	[runner]="RTUN_SELFTEST=1 RTUN_TEST_TIMEOUT=20"
+	[nojl]="RTUN_DRIVERS=rust" [debug1]="RTUN_DRIVERS=rust RTUN_SHARD=1/2"
+	[debug2]="RTUN_DRIVERS=rust RTUN_SHARD=2/2")
+
+work=$(mktemp -d /tmp/rtun-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+t_start=$SECONDS
 passed=0 failed=0 skipped=0
+table=()
+row() { table+=("$(printf '%-7s %-8s %6s %6s %7s %8s %8s' "$@")"); }
+
 step() { # step NAME COMMAND...: a host-side check counted as one test
-	local name=$1
+	local name=$1 t0=$SECONDS
 	shift
 	rt_log "check $name"
 	if "$@"; then
 		passed=$((passed + 1))
 		echo "ok - host $name"
+		row host "$name" 1 0 0 $((SECONDS - t0)) -
 	else
 		failed=$((failed + 1))
 		echo "not ok - host $name"
+		row host "$name" 0 1 0 $((SECONDS - t0)) -
 	fi
 }
 finish() {
+	echo "# time per kernel and suite (s; limit: the suite's QEMU limit):"
+	printf '# %-7s %-8s %6s %6s %7s %8s %8s\n' kernel suite passed failed skipped time limit
+	local r
+	for r in "${table[@]}"; do echo "# $r"; done
+	echo "# total wall time $((SECONDS - t_start)) s"
 	echo "$passed passed, $failed failed, $skipped skipped"
 	[ "$failed" = 0 ]
 	exit $?
 }
 
+t0=$SECONDS
 bash "$RT_TOP/scripts/install-toolchain.sh" >&2 || { failed=$((failed + 1)); finish; }
+row host toolchain - - - $((SECONDS - t0)) -
+t0=$SECONDS
 kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" test) && [ -d "$kdir" ] ||
 	{ rt_log "no kernel tree: '$kdir'"; failed=$((failed + 1)); finish; }
+row test kernel - - - $((SECONDS - t0)) -
 
 mk() { make -C "$RT_TOP" KDIR="$kdir" "$@"; }
 clippy_clean() {
@@ -65,30 +127,90 @@ clippy_clean() {
 	echo "$out" | grep -E '^(warning|error)' -A8 && return 1
 	return 0
 }
-step rustfmt mk rustfmtcheck
-step clippy clippy_clean
-# A failed build must not let the guest suite run a stale module or
-# program: both are removed first, and the guest suite runs only if both
+[ $host_checks = 0 ] || step rustfmt mk rustfmtcheck
+[ $host_checks = 0 ] || step clippy clippy_clean
+# A failed build must not let the guest suites run a stale module or
+# program: both are removed first, and the guest suites run only if both
 # were built now.
 rm -f "$RT_TOP/rust_tun.ko" "$(rt_guest_bin)"
 step build mk
 built_module=$([ -f "$RT_TOP/rust_tun.ko" ] && echo 1 || echo 0)
-step guest-programs bash "$RT_TOP/scripts/build-guest.sh" --test
+step guest-programs bash "$RT_TOP/scripts/build-guest.sh" $([ $host_checks = 0 ] || echo --test)
 built_guest=$([ -x "$(rt_guest_bin)" ] && echo 1 || echo 0)
-step compile-fail bash "$RT_TOP/scripts/compile-fail.sh" "$kdir"
-step host-logic bash -c "cd '$RT_TOP/hosttest' && RUSTC=$RT_RUSTC $RT_CARGO test --locked"
+[ $host_checks = 0 ] || step compile-fail bash "$RT_TOP/scripts/compile-fail.sh" "$kdir"
+[ $host_checks = 0 ] || step host-logic bash -c "cd '$RT_TOP/hosttest' && RUSTC=$RT_RUSTC $RT_CARGO test --locked"
+if [ "$built_module" != 1 ] || [ "$built_guest" != 1 ]; then
+	rt_log "guest suites not run: the module or the guest programs did not build"
+	failed=$((failed + 1))
+	finish
+fi
 
-guest_suite() { # guest_suite FLAVOR KDIR [dropin]
-	local flavor=$1 kd=$2 mode=${3:-} log gp gf plan grc
-	log=$(mktemp /tmp/rtun-test-log.XXXXXX)
-	if [ "$flavor" != test ]; then
-		# The module must be built against the kernel it runs on.
-		make -C "$RT_TOP" KDIR="$kd" >/dev/null ||
-			{ rt_log "module build for $flavor failed"; failed=$((failed + 1)); return; }
+# Each kernel's module and clients, ready before its suites start: the test
+# kernel's module is the work tree's; the others are built in a copy of the
+# sources ($work/mod-FLAVOR), so that suites on different kernels can run at
+# once.
+declare -A MODULE=([test]="$RT_TOP/rust_tun.ko")
+need_kernel() { # need_kernel FLAVOR: whether a selected suite runs on it
+	local s
+	for s in "${suites[@]}"; do [ "${SUITE_KERNEL[$s]}" = "$1" ] && return 0; done
+	return 1
+}
+prepare_kernel() { # prepare_kernel FLAVOR: kernel, module, clients (a job)
+	local flavor=$1 kd
+	kd=$(bash "$RT_TOP/scripts/build-kernel.sh" "$flavor") && [ -d "$kd" ] || return 1
+	rt_copy_module_sources "$work/mod-$flavor" && make -C "$work/mod-$flavor" KDIR="$kd" >/dev/null || return 1
+	bash "$RT_TOP/scripts/build-clients.sh" "$kd" >/dev/null
+}
+bash "$RT_TOP/scripts/build-clients.sh" "$kdir" >/dev/null || { failed=$((failed + 1)); finish; }
+touch "$work/ready-test"
+for flavor in debug nojl; do
+	MODULE[$flavor]=$work/mod-$flavor/rust_tun.ko
+done
+
+suite_job() { # suite_job SUITE: one guest suite (a job; its console in $work/SUITE.log)
+	local s=$1 limit=$((2 * ${SUITE_EXPECT[$1]}))
+	# shellcheck disable=SC2086 # SUITE_ARGS are words
+	bash "$RT_TOP/scripts/run-guest.sh" --kernel "${SUITE_KERNEL[$s]}" --module "${MODULE[${SUITE_KERNEL[$s]}]}" \
+		--clients --timeout "$limit" --log "$work/$s.log" \
+		"$RT_TOP/scripts/guest/tests.sh" ${SUITE_ARGS[$s]} \
+		$([ "$s" = runner ] || printf '%s ' "${guest_args[@]}") >"$work/$s.out" 2>&1
+}
+
+# The runner's check: the hung test is named, with a task dump, within its
+# timeout (20 s here; its duration line says how long it ran), the suite
+# then ends cleanly (a verdict), and nothing else failed.
+runner_verdict() { # runner_verdict LOG
+	local log=$1 took
+	grep -qE '^not ok 1 rust_tun_selftest_hang # TIMEOUT$' "$log" || { rt_log "runner: the hang was not reported as a TIMEOUT"; return 1; }
+	grep -qE '^# task dump of process group' "$log" || { rt_log "runner: no task dump"; return 1; }
+	grep -qE '^#   pid [0-9]+ tid [0-9]+ rtun state S wchan ' "$log" || { rt_log "runner: the dump shows no sleeping test task"; return 1; }
+	took=$(sed -n 's/^# duration rust_tun_selftest_hang \([0-9.]*\)$/\1/p' "$log")
+	[ -n "$took" ] && awk -v t="$took" 'BEGIN { exit !(t >= 20 && t < 45) }' ||
+		{ rt_log "runner: the hung test ran ${took:-?} s, its timeout is 20 s"; return 1; }
+	grep -qE '^RTUN-VERDICT: rc=1$' "$log" || { rt_log "runner: no clean end of the suite"; return 1; }
+	rt_log "runner: the hung test was named after $took s (timeout 20 s)"
+}
+
+# Counts a finished suite: its tests, and one failure more for a guest that
+# did not finish its plan or failed outside the tests (a kernel splat,
+# kmemleak, a verdict, QEMU's limit).
+account() { # account SUITE RC SECONDS
+	local s=$1 grc=$2 took=$3 log=$work/$1.log gp gs gf plan
+	echo "# ==== suite $s (${SUITE_KERNEL[$s]} kernel): ${took} s ===="
+	cat "$work/$s.log" 2>/dev/null || true
+	grep '^\[run-guest.sh' "$work/$s.out" >&2 || true
+	if [ "$s" = runner ]; then
+		if runner_verdict "$log"; then
+			passed=$((passed + 1))
+			echo "ok - runner names a hung test"
+			row test runner 1 0 0 "$took" $((2 * SUITE_EXPECT[$s]))
+		else
+			failed=$((failed + 1))
+			echo "not ok - runner names a hung test"
+			row test runner 0 1 0 "$took" $((2 * SUITE_EXPECT[$s]))
+		fi
+		return
 	fi
-	bash "$RT_TOP/scripts/run-guest.sh" --kernel "$flavor" --clients --timeout 3600 --log "$log" \
-		"$RT_TOP/scripts/guest/tests.sh" ${mode:+"$mode"} "${guest_args[@]}"
-	grc=$?
 	gp=$(grep -E '^ok [0-9]+ ' "$log" | grep -vc ' # SKIP')
 	gs=$(grep -cE '^ok [0-9]+ .* # SKIP' "$log")
 	gf=$(grep -cE '^not ok [0-9]+ ' "$log")
@@ -96,42 +218,80 @@ guest_suite() { # guest_suite FLAVOR KDIR [dropin]
 	passed=$((passed + gp))
 	skipped=$((skipped + gs))
 	failed=$((failed + gf))
-	# A guest that did not finish its plan, or failed outside the tests
-	# (kernel splat, kmemleak, verdict), is one more failure.
 	if [ "${plan:-0}" = 0 ] || [ $((gp + gs + gf)) != "${plan:-0}" ]; then
-		rt_log "$flavor${mode:+ $mode} guest ran $((gp + gs + gf)) of ${plan:-?} planned tests"
+		rt_log "suite $s ran $((gp + gs + gf)) of ${plan:-?} planned tests"
 		failed=$((failed + 1))
-	elif [ $grc != 0 ] && [ $gf = 0 ]; then
+	elif [ "$grc" != 0 ] && [ "$gf" = 0 ]; then
+		rt_log "suite $s: the guest failed outside its tests (see its console above)"
 		failed=$((failed + 1))
 	fi
-	rm -f "$log"
+	row "${SUITE_KERNEL[$s]}" "$s" "$gp" "$gf" "$gs" "$took" $((2 * SUITE_EXPECT[$s]))
 }
 
-if [ "$built_module" = 1 ] && [ "$built_guest" = 1 ]; then
-	guest_suite test "$kdir"
-	# rust_tun as /dev/net/tun, tun.ko absent: the C tun's tests and the
-	# real clients against rust_tun.
-	guest_suite test "$kdir" dropin
-	# Every device with IFF_NAPI: the whole suite on NAPI queues, against
-	# both drivers.
-	guest_suite test "$kdir" napi
-	if [ $debug = 1 ]; then
-		# The drop-in run is on the test kernel only: what it adds over
-		# the side-by-side run is the real clients (on the debug kernel
-		# their crypto and TCP under KASAN take most of CI's budget).
-		for flavor in debug nojl; do
-			fkdir=$(bash "$RT_TOP/scripts/build-kernel.sh" $flavor) && [ -d "$fkdir" ] &&
-				guest_suite $flavor "$fkdir" ||
-				{ rt_log "$flavor kernel unavailable"; failed=$((failed + 1)); }
+# The scheduler: two jobs at once; the first pending job whose kernel is
+# ready starts (the list is longest first); the other kernels are built by
+# one job (debug first: its suites are the longest), beside the suites.
+pending=("${suites[@]}")
+builds=()
+for flavor in debug nojl; do
+	need_kernel $flavor && builds+=("$flavor")
+done
+declare -A RUNNING=() STARTED=()
+start_job() { # start_job NAME COMMAND...
+	local name=$1
+	shift
+	"$@" &
+	RUNNING[$!]=$name
+	STARTED[$name]=$SECONDS
+}
+build_job() {
+	local flavor t
+	for flavor in "${builds[@]}"; do
+		t=$SECONDS
+		if prepare_kernel "$flavor" >"$work/build-$flavor.log" 2>&1; then
+			touch "$work/ready-$flavor"
+			echo "$((SECONDS - t))" >"$work/build-$flavor.time"
+		else
+			touch "$work/broken-$flavor"
+		fi
+	done
+}
+[ ${#builds[@]} = 0 ] || start_job build build_job
+while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
+	while [ ${#RUNNING[@]} -lt 2 ]; do
+		next= rest=()
+		for s in "${pending[@]}"; do
+			k=${SUITE_KERNEL[$s]}
+			if [ -z "$next" ] && [ -e "$work/ready-$k" ]; then
+				next=$s
+			elif [ -e "$work/broken-$k" ]; then
+				rt_log "suite $s not run: the $k kernel or its module did not build (log below)"
+				tail -30 "$work/build-$k.log" >&2
+				failed=$((failed + 1))
+				row "$k" "$s" 0 0 0 - -
+			else
+				rest+=("$s")
+			fi
 		done
-		# Leave the module built for the test kernel.
-		make -C "$RT_TOP" KDIR="$kdir" >/dev/null
+		pending=("${rest[@]}")
+		[ -n "$next" ] || break
+		rt_log "suite $next starts (${SUITE_KERNEL[$next]} kernel, limit $((2 * SUITE_EXPECT[$next])) s)"
+		start_job "$next" suite_job "$next"
+	done
+	[ ${#RUNNING[@]} -gt 0 ] || break
+	wait -n -p done_pid
+	rc=$?
+	[ -n "${done_pid:-}" ] || continue
+	name=${RUNNING[$done_pid]}
+	unset "RUNNING[$done_pid]"
+	took=$((SECONDS - STARTED[$name]))
+	if [ "$name" = build ]; then
+		for flavor in "${builds[@]}"; do
+			[ -e "$work/build-$flavor.time" ] && row "$flavor" kernel - - - "$(cat "$work/build-$flavor.time")" -
+		done
+		continue
 	fi
-else
-	rt_log "guest suites not run: the module or the guest programs did not build"
-	failed=$((failed + 1))
-fi
-if [ $debug = 0 ]; then
-	echo "# --quick: the debug and no-jump-label kernels' guest suites were not run"
-fi
+	rt_log "suite $name ended (rc $rc) after $took s"
+	account "$name" "$rc" "$took"
+done
 finish

@@ -14,3 +14,9 @@ pub(crate) fn param_dropin() -> bool {
     // SAFETY: Reads a module parameter with READ_ONCE.
     unsafe { crate::bindings::rtun_param_dropin() }
 }
+
+/// The `flow_ageing_ms` parameter, READ_ONCE, in jiffies (`msecs_to_jiffies`).
+pub(crate) fn param_flow_ageing() -> u64 {
+    // SAFETY: Reads a module parameter with READ_ONCE.
+    unsafe { crate::bindings::rtun_param_flow_ageing() as u64 }
+}

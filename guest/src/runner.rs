@@ -6,6 +6,22 @@
 //! - a device the test left behind,
 //! - a module reference the test did not give back (what would make the
 //!   final `rmmod` fail).
+//!
+//! Each test runs in a child process of its own, watched with a pidfd: a
+//! test that does not finish within its timeout (`RTUN_TEST_TIMEOUT`
+//! seconds) is reported as `not ok N NAME # TIMEOUT` with a dump of its
+//! tasks (every thread's and descendant's state, wchan and kernel stack,
+//! then SysRq `w`, the kernel's blocked tasks), killed with its process
+//! group, and the suite goes on; if it cannot be killed (a task stuck in
+//! the kernel), the suite ends there, the plan unfinished, which the host
+//! runner counts as a failure. Every test's duration is printed
+//! (`# duration NAME SECONDS`); a table of the slowest closes the run.
+//!
+//! `RTUN_DRIVERS=rust` (tests.sh `rust-only`) plans only rust_tun's tests:
+//! on the kernels and modes where C tun is not the reference (debug,
+//! no-jump-label, NAPI), its tests test the kernel's code, not ours.
+//! `RTUN_SHARD=I/N` plans every N-th test from the I-th (1-based), so that
+//! one suite can run in N guests at once.
 
 use super::*;
 use std::io::Read;
@@ -27,6 +43,10 @@ const SPLATS: &[&str] = &[
     "hard LOCKUP",
     "blocked for more than",
     "detected stall",
+    // A device reference never given back (netdev_wait_allrefs), and the
+    // reference tracker's reports of leaked or doubly put references.
+    "unregister_netdevice: waiting for",
+    "ref_tracker: ",
 ];
 
 /// The kernel log from a point on (`/dev/kmsg`, non-blocking).
@@ -144,6 +164,7 @@ fn refcnt(module: &str) -> Option<i64> {
 pub fn teardown() -> Vec<String> {
     let _ = keys_off();
     let _ = std::fs::write(UNGUARDED_PARAM, "0");
+    let _ = std::fs::write(FLOW_AGEING_PARAM, "3000");
     let _ = std::fs::write("/sys/kernel/rcu_normal", "0");
     let mut left = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/sys/class/net") {
@@ -182,17 +203,54 @@ fn leftovers(log: &mut KernelLog) -> Vec<String> {
     problems
 }
 
-/// Runs the tests whose name contains `filter` (or one of its
-/// comma-separated parts); KTAP on stdout. Returns the exit code.
-pub fn run_tests(filter: Option<&str>) -> i32 {
+/// The tests only run by `RTUN_SELFTEST=1`: they check the runner itself
+/// (scripts/test.sh's runner check), never part of a suite.
+const SELFTESTS: &[(&str, TestFn, &[Node])] = &[("selftest_hang", t_selftest_hang, &[RUST])];
+
+/// Hangs until killed: a blocking read of a TAP device nobody writes to
+/// (a task asleep in the driver, as a real hang would be). The runner must
+/// name it within its timeout.
+fn t_selftest_hang(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-hang0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    let mut buf = [0u8; 2048];
+    loop {
+        let _ = t.read(&mut buf);
+    }
+}
+
+/// `RTUN_SHARD=I/N`: (I - 1, N), or (0, 1).
+fn shard() -> (usize, usize) {
+    std::env::var("RTUN_SHARD")
+        .ok()
+        .and_then(|v| {
+            let (i, n) = v.split_once('/')?;
+            let (i, n): (usize, usize) = (i.parse().ok()?, n.parse().ok()?);
+            (1..=n).contains(&i).then_some((i - 1, n))
+        })
+        .unwrap_or((0, 1))
+}
+
+/// The per-test timeout: `RTUN_TEST_TIMEOUT` seconds (tests.sh sets it per
+/// kernel), 300 s if unset.
+fn test_timeout() -> Duration {
+    let secs = std::env::var("RTUN_TEST_TIMEOUT").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(300);
+    Duration::from_secs(secs.max(1))
+}
+
+/// The plan: (full name, test, node) for every test this run runs.
+fn plan(filter: Option<&str>) -> Vec<(String, TestFn, Node)> {
     let mut plan = Vec::new();
     let dropin = dropin_run();
-    for (name, f, nodes) in TESTS {
+    let rust_only = std::env::var("RTUN_DRIVERS").is_ok_and(|v| v == "rust");
+    let tests = if std::env::var("RTUN_SELFTEST").is_ok_and(|v| v == "1") { SELFTESTS } else { TESTS };
+    for (name, f, nodes) in tests {
         for node in nodes.iter() {
             // The drop-in run: the C tun's tests against rust_tun as
-            // /dev/net/tun, and the drop-in tests; the other runs: the rest.
+            // /dev/net/tun, and the drop-in tests; the other runs: the rest
+            // (only rust_tun's in a rust-only run).
             let node = match (dropin, node.label) {
                 (true, "tun") => &DROPIN,
+                (false, "tun") if rust_only => continue,
                 (true, "dropin") | (false, "rust_tun" | "tun") => node,
                 _ => continue,
             };
@@ -202,20 +260,194 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
             }
         }
     }
+    let (i, n) = shard();
+    plan.into_iter().enumerate().filter(|(k, _)| k % n == i).map(|(_, t)| t).collect()
+}
+
+/// How a test's child process ended.
+enum Outcome {
+    /// It finished: the test's result.
+    Done(TestResult),
+    /// It ran past its timeout and was killed.
+    TimedOut,
+    /// It ran past its timeout and could not be killed.
+    Unkillable,
+}
+
+/// Waits up to `timeout` for the process behind `pidfd` to exit.
+fn pidfd_wait(pidfd: RawFd, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let mut p = libc::pollfd { fd: pidfd, events: libc::POLLIN, revents: 0 };
+        let ms = left.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: One valid pollfd.
+        let r = unsafe { libc::poll(&mut p, 1, ms) };
+        if r > 0 {
+            return true;
+        }
+        if r == 0 || (r < 0 && errno() != libc::EINTR) {
+            return false;
+        }
+    }
+}
+
+/// Prints what the tasks of a hung test are doing: each thread of the test
+/// process and of every process in its group, with state, wchan and kernel
+/// stack; then SysRq `w` (blocked tasks, to the kernel log).
+fn dump_tasks(pgid: i32) {
+    println!("# task dump of process group {pgid}:");
+    let Ok(procs) = std::fs::read_dir("/proc") else { return };
+    for p in procs.flatten() {
+        let Ok(pid) = p.file_name().to_string_lossy().parse::<i32>() else { continue };
+        // SAFETY: getpgid() on any pid; -1 if it is gone.
+        if unsafe { libc::getpgid(pid) } != pgid {
+            continue;
+        }
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+        for t in tasks.flatten() {
+            let dir = t.path();
+            let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+            let stat = read("stat");
+            // The state is the field after the parenthesised comm.
+            let state = stat.rsplit_once(") ").map_or("?", |(_, r)| &r[..1]);
+            println!(
+                "#   pid {pid} tid {} {} state {state} wchan {}",
+                t.file_name().to_string_lossy(),
+                read("comm").trim(),
+                read("wchan").trim()
+            );
+            for line in read("stack").lines() {
+                println!("#     {line}");
+            }
+        }
+    }
+    let _ = std::fs::write("/proc/sysrq-trigger", "w");
+}
+
+/// Runs one test in a child process of its own (its own process group),
+/// with `timeout`.
+fn run_child(f: TestFn, node: Node, timeout: Duration) -> Outcome {
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for the two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Outcome::Done(Err(format!("pipe2: errno {}", errno())));
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    // SAFETY: The runner is single-threaded here (every test's threads
+    // lived in its own child); the child only runs the test and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: In the child: a process group of its own (the watchdog
+        // kills the group), then the test; the result goes through the
+        // pipe, at most 32 KB (the pipe holds it without a reader).
+        unsafe {
+            libc::setpgid(0, 0);
+            libc::close(fds[0]);
+        }
+        let r = node.setup().and_then(|_| f(node));
+        let mut msg = match r {
+            Ok(()) => "OK".to_string(),
+            Err(e) => format!("ERR{e}"),
+        };
+        if msg.len() > 32 << 10 {
+            let mut end = 32 << 10;
+            while !msg.is_char_boundary(end) {
+                end -= 1;
+            }
+            msg.truncate(end);
+        }
+        let _ = std::io::stdout().flush();
+        let _ = fd_write(fds[1], msg.as_bytes());
+        // SAFETY: Ends the child and every thread the test left.
+        unsafe { libc::_exit(0) };
+    }
+    // SAFETY: Closing our copy of the write end.
+    unsafe { libc::close(fds[1]) };
+    // SAFETY: Our read end.
+    let rd = unsafe { OwnedFd::from_raw_fd(fds[0]) };
+    if pid < 0 {
+        return Outcome::Done(Err(format!("fork: errno {}", errno())));
+    }
+    // SAFETY: Also set from the parent, so that a kill right away reaches
+    // the group.
+    unsafe { libc::setpgid(pid, pid) };
+    // SAFETY: pidfd_open(2) on our child.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+    if pidfd < 0 {
+        let e = errno();
+        // SAFETY: Ending the child we cannot watch.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let mut st = 0;
+        // SAFETY: Reaping it.
+        unsafe { libc::waitpid(pid, &mut st, 0) };
+        return Outcome::Done(Err(format!("pidfd_open: errno {e}")));
+    }
+    let exited = pidfd_wait(pidfd, timeout);
+    let outcome = if exited {
+        let mut buf = Vec::new();
+        let _ = std::fs::File::from(rd).read_to_end(&mut buf);
+        let msg = String::from_utf8_lossy(&buf);
+        if msg == "OK" {
+            Outcome::Done(Ok(()))
+        } else if let Some(e) = msg.strip_prefix("ERR") {
+            Outcome::Done(Err(e.to_string()))
+        } else {
+            Outcome::Done(Err(format!("the test's process ended without a result ({} bytes)", buf.len())))
+        }
+    } else {
+        dump_tasks(pid);
+        // SAFETY: Killing the test's process group.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        if pidfd_wait(pidfd, Duration::from_secs(20)) {
+            Outcome::TimedOut
+        } else {
+            Outcome::Unkillable
+        }
+    };
+    // SAFETY: Our pidfd.
+    unsafe { libc::close(pidfd) };
+    let mut st = 0;
+    // SAFETY: Reaping our child (WNOHANG: an unkillable one stays).
+    unsafe { libc::waitpid(pid, &mut st, if matches!(outcome, Outcome::Unkillable) { libc::WNOHANG } else { 0 }) };
+    // Descendants the test left in its group are its leftovers too.
+    // SAFETY: Killing what is left of the group (ESRCH if nothing).
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    outcome
+}
+
+/// Runs the tests whose name contains `filter` (or one of its
+/// comma-separated parts); KTAP on stdout. Returns the exit code.
+pub fn run_tests(filter: Option<&str>) -> i32 {
+    let plan = plan(filter);
+    let timeout = test_timeout();
     println!("KTAP version 1");
     println!("1..{}", plan.len());
+    println!("# per-test timeout {} s", timeout.as_secs());
     let mut log = KernelLog::open();
     let kmemleak = Kmemleak::open();
     // (start, end, name) of every test run, for kmemleak's allocation times.
     let mut spans: Vec<(f64, f64, String)> = Vec::new();
     let (mut failed, mut skipped) = (0, 0);
+    let mut ended_early = false;
     for (i, (name, f, node)) in plan.iter().enumerate() {
         let start = uptime();
-        let r = node.setup().and_then(|_| f(*node));
-        let mut problems = leftovers(&mut log);
+        let wall = Instant::now();
+        let secs = timeout.as_secs();
+        let (r, directive) = match run_child(*f, *node, timeout) {
+            Outcome::Done(r) => (r, ""),
+            Outcome::TimedOut => (Err(format!("did not finish within {secs} s: killed")), " # TIMEOUT"),
+            Outcome::Unkillable => {
+                ended_early = true;
+                (Err(format!("did not finish within {secs} s and could not be killed: the suite ends here")), " # TIMEOUT")
+            }
+        };
+        let mut problems = if ended_early { Vec::new() } else { leftovers(&mut log) };
         let end = uptime();
+        let took = wall.elapsed();
         spans.push((start, end, name.clone()));
-        if let Some(k) = &kmemleak {
+        if let Some(k) = kmemleak.as_ref().filter(|_| !ended_early) {
             for (at, what) in k.scan() {
                 let during = spans
                     .iter()
@@ -229,6 +461,7 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
             (Err(e), false) if !e.starts_with("SKIP: ") => Err(format!("{e}; and {}", problems.join("; "))),
             (_, false) => Err(problems.join("; ")),
         };
+        println!("# duration {name} {:.2}", took.as_secs_f64());
         match r {
             Ok(()) => println!("ok {} {}", i + 1, name),
             Err(e) if e.starts_with("SKIP: ") => {
@@ -240,10 +473,25 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
                 for line in e.lines() {
                     println!("# {name}: {line}");
                 }
-                println!("not ok {} {}", i + 1, name);
+                println!("not ok {} {}{directive}", i + 1, name);
             }
         }
+        if ended_early {
+            break;
+        }
     }
-    println!("# guest: {} passed, {} failed, {} skipped", plan.len() - failed - skipped, failed, skipped);
-    i32::from(failed != 0)
+    let mut by_time: Vec<(f64, &str)> = spans.iter().map(|(s, e, n)| (e - s, n.as_str())).collect();
+    by_time.sort_by(|a, b| b.0.total_cmp(&a.0));
+    println!("# slowest tests (s):");
+    for (t, n) in by_time.iter().take(10) {
+        println!("#   {t:8.2} {n}");
+    }
+    println!(
+        "# guest: {} passed, {} failed, {} skipped{}",
+        spans.len() - failed - skipped,
+        failed,
+        skipped,
+        if ended_early { format!(", {} not run (the suite ended early)", plan.len() - spans.len()) } else { String::new() }
+    );
+    i32::from(failed != 0 || ended_early)
 }

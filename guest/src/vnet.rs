@@ -646,8 +646,7 @@ pub fn t_vnet_gso_tcp_write(n: Node) -> TestResult {
     let listener = std::net::TcpListener::bind("10.88.0.1:9100").map_err(|e| e.to_string())?;
     // A port of its own per run: the previous run's connection may still
     // be closing (no peer answers its FIN).
-    static RUNS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
-    let sport = 40000 + RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let sport = 40000 + suite_serial();
     // SYN with MSS 1000.
     let syn = tcp_seg(peer, me, sport, 9100, 5000, 0, 0x02, &[2, 4, 0x03, 0xe8], &[]);
     check!(t.write(&with_hdr(&Vnet::default(), &syn)).is_ok(), "SYN write");
@@ -717,8 +716,7 @@ pub fn t_vnet_gso_tcp6_write(n: Node) -> TestResult {
     let me: [u8; 16] = "fd88::1".parse::<std::net::Ipv6Addr>().unwrap().octets();
     let peer: [u8; 16] = "fd88::2".parse::<std::net::Ipv6Addr>().unwrap().octets();
     let listener = settled(|| std::net::TcpListener::bind("[fd88::1]:9100"))?;
-    static RUNS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
-    let sport = 41000 + RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let sport = 41000 + suite_serial();
     let syn = tcp6_seg(peer, me, sport, 9100, 5000, 0, 0x02, &[2, 4, 0x03, 0xe8], &[], false);
     check!(t.write(&with_hdr(&Vnet::default(), &syn)).is_ok(), "SYN write");
     let synack = read_until(&t, Duration::from_secs(5), |p| {

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of the test suite: load the modules and run every guest test.
 # Arguments: NAME=VALUE settings exported to the tests (RTUN_SEED,
-# RTUN_STRESS_SECS, RTUN_FUZZ_ITERS), `dropin` for the drop-in run, `napi`
+# RTUN_STRESS_SECS, RTUN_FUZZ_ITERS, RTUN_TEST_TIMEOUT, RTUN_DRIVERS=rust,
+# RTUN_SHARD=I/N, RTUN_SELFTEST=1: guest/src/runner.rs), `dropin` for the
+# drop-in run, `napi`
 # for the NAPI run (RTUN_NAPI=1: every device the tests create asks for
 # IFF_NAPI), then an optional test-name filter.
 #
@@ -34,6 +36,14 @@ fi
 # races that need time show there.
 if [ -z "${RTUN_STRESS_SECS:-}" ] && [ -e /sys/kernel/debug/kmemleak ]; then
 	export RTUN_STRESS_SECS=60
+fi
+# Each test's timeout (the runner's watchdog): about ten times the slowest
+# test's time on this kernel (the stress and fuzz runs).
+if [ -z "${RTUN_TEST_TIMEOUT:-}" ]; then
+	case $(cat /etc/rtun-flavor) in
+	debug) export RTUN_TEST_TIMEOUT=600 ;;
+	*) export RTUN_TEST_TIMEOUT=240 ;;
+	esac
 fi
 insmod /lib/modules/rust_tun.ko $params || exit 1
 echo "RTUN-GUEST: modinfo:"
