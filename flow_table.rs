@@ -36,7 +36,6 @@ use kernel::prelude::*;
 /// The end of a bucket chain.
 const NIL: u16 = u16::MAX;
 
-
 // Entry indices must fit in a `u16` with `NIL` left over.
 const _: () = assert!(MAX_TAP_FLOWS < NIL as usize);
 
