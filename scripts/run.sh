@@ -2,23 +2,69 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The main job: install the toolchain, build (or reuse) the test kernel,
-# build rust_tun.ko and the guest programs, boot the guest, insmod, create a
-# TAP device, drive it with pktgen and print pktgen's result -- for rust_tun
-# and, side by side, for the C tun.
+# build rust_tun.ko and the guest programs, boot the guest under QEMU's
+# -icount, insmod, create TAP devices, drive them with pktgen and print a
+# table of pps, guest instructions per packet and rust_tun / C tun -- for
+# rust_tun (guarded, and unguarded: tun before the two RPS/RFS patches) and,
+# side by side, the C tun, with RPS off, RPS on (rps_cpus) and RPS+RFS on
+# (rps_sock_flow_entries).
 #
-# usage: scripts/run.sh [COUNT]   (packets per device, default 100000)
+# The figures are deterministic: under -icount shift=0,sleep=off a guest
+# nanosecond is one executed instruction, so they do not depend on the
+# host's speed or load (plain TCG's pps move by 20 % and more between runs
+# of one build, and are not printed). Three boots, each with another
+# initramfs padding (the guest's memory layout moves instruction counts by
+# up to 1 %, C tun's as much as rust_tun's); each row is the median.
+#
+# usage: scripts/run.sh [COUNT]   (packets per row and boot, default 200000)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-count=${1:-100000}
+count=${1:-200000}
+boots=3
 
 bash "$RT_TOP/scripts/install-toolchain.sh" >&2
 kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" test)
 make -C "$RT_TOP" KDIR="$kdir" >&2
 bash "$RT_TOP/scripts/build-guest.sh" >&2
-log=$(mktemp /tmp/rtun-run-log.XXXXXX)
-trap 'rm -f "$log"' EXIT
-rc=0
-bash "$RT_TOP/scripts/run-guest.sh" --log "$log" "$RT_TOP/scripts/guest/pktgen.sh" "$count" >/dev/null || rc=$?
-echo "== pktgen results ($count packets, 64 bytes, xmit_mode start_xmit) =="
-grep -E '^pktgen|Result:|pps' "$log" || true
-exit $rc
+logs=$(mktemp -d /tmp/rtun-run.XXXXXX)
+trap 'rm -rf "$logs"' EXIT
+for boot in $(seq $boots); do
+	rt_log "pktgen under -icount, boot $boot of $boots"
+	RTUN_PAD_KB=$(((boot - 1) * 397)) \
+		bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 900 --log "$logs/$boot.log" \
+		"$RT_TOP/scripts/guest/bench-xmit.sh" "$count" 1 >/dev/null ||
+		{ tail -40 "$logs/$boot.log" >&2; rt_die "boot $boot failed (its console is above)"; }
+	grep '^BENCH xmit ' "$logs/$boot.log" >>"$logs/bench"
+done
+
+echo "== rust_tun and C tun: pktgen (xmit_mode start_xmit, 64-byte UDP, $count packets) into a single-queue TAP, a reader on CPU 1 =="
+echo "These are guest instructions, not host time: QEMU -icount shift=0 makes a guest nanosecond one instruction,"
+echo "so pps = 1e9 / instructions per packet (both vCPUs: pktgen's transmit and the reader's read), the same on any"
+echo "host. Median of $boots boots. The full benchmarks (write path, RFS record step, GSO, memory): scripts/bench.sh,"
+echo "Documentation/benchmarks/results.md; where the instructions go: scripts/profile.sh."
+awk '
+	{
+		for (i = 3; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		if (f["errors"] != 0) { bad = bad " " f["driver"] "/" f["mode"] "/" f["rps"] "(errors " f["errors"] ")" }
+		key = f["driver"] " " f["mode"] " " f["rps"]
+		if (!(key in n)) order[++rows] = key
+		v[key, ++n[key]] = f["pps"]
+	}
+	function median(key,   m, i, j, t, a) {
+		m = n[key]
+		for (i = 1; i <= m; i++) a[i] = v[key, i]
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+	}
+	END {
+		printf "%-9s %-10s %-9s %10s %12s %14s\n", "driver", "mode", "RPS", "pps", "instr/pkt", "rust_tun/tun"
+		for (r = 1; r <= rows; r++) { split(order[r], k, " "); if (k[1] == "tun") ref[k[3]] = median(order[r]) }
+		for (r = 1; r <= rows; r++) {
+			split(order[r], k, " ")
+			p = median(order[r])
+			ratio = (k[1] == "tun" || !(k[3] in ref)) ? "" : sprintf("%.4f", p / ref[k[3]])
+			printf "%-9s %-10s %-9s %10d %12.1f %14s\n", k[1], k[2], k[3], p, 1e9 / p, ratio
+		}
+		print "rust_tun/tun: pps ratio (> 1: rust_tun spends fewer instructions per packet). unguarded: tun before the patches."
+		if (bad != "") { print "pktgen reported errors:" bad; exit 1 }
+	}' "$logs/bench"
