@@ -133,6 +133,8 @@ done
 echo "$smp" >"$root/etc/rtun-smp"
 echo "$flavor" >"$root/etc/rtun-flavor"
 sed -n 's/^CONFIG_HZ=//p' "$kdir/.config" >"$root/etc/rtun-hz"
+# Whether the kernel has jump labels (the guards' sites, or their fallback).
+if grep -qx 'CONFIG_JUMP_LABEL=y' "$kdir/.config"; then echo y; else echo n; fi >"$root/etc/rtun-jump-label"
 echo "$*" >"$root/etc/rtun-args"
 [ $clients = 0 ] || add_clients "$root"
 [ -z "${RTUN_PAD_KB:-}" ] || head -c $((RTUN_PAD_KB * 1024)) /dev/zero >"$root/pad"

@@ -21,11 +21,9 @@
 #   runner   the guest runner's own check: a deliberately hung test must be
 #            reported as `not ok 1 rust_tun_selftest_hang # TIMEOUT` with a
 #            task dump, within its timeout                    [RTUN_SELFTEST=1]
-#   nojl     the kernel without jump labels (the guards' fallback), rust_tun
-#            only                                             [RTUN_DRIVERS=rust]
 #   debug1/2 the debug kernel (KASAN, lockdep, kmemleak, DEBUG_NET, refcount
-#            trackers, ...), rust_tun only, in two guests at once
-#                                                             [RTUN_DRIVERS=rust RTUN_SHARD=I/2]
+#            trackers, ...; and no jump labels: the guards' fallback), rust_tun
+#            only, in two guests at once                     [RTUN_DRIVERS=rust RTUN_SHARD=I/2]
 # C tun's tests run on the test kernel only: there it is the reference the
 # ABI tests compare against; under KASAN or without jump labels they would
 # test the kernel's code, not ours. Tests of rust_tun that compare against
@@ -50,7 +48,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-suites_all=(debug1 debug2 test dropin napi nojl runner)
+suites_all=(debug1 debug2 test dropin napi runner)
 suites=("${suites_all[@]}")
 host_checks=1
 guest_args=()
@@ -73,11 +71,11 @@ done
 # Expected wall time of each suite (s), measured on a 2-core machine of
 # this kind with two suites running at once (README); QEMU's limit is twice
 # it. The kernel each runs on, and its tests.sh arguments.
-declare -A SUITE_EXPECT=([test]=420 [dropin]=240 [napi]=180 [runner]=60 [nojl]=180 [debug1]=720 [debug2]=720)
-declare -A SUITE_KERNEL=([test]=test [dropin]=test [napi]=test [runner]=test [nojl]=nojl [debug1]=debug [debug2]=debug)
+declare -A SUITE_EXPECT=([test]=420 [dropin]=240 [napi]=180 [runner]=60 [debug1]=720 [debug2]=720)
+declare -A SUITE_KERNEL=([test]=test [dropin]=test [napi]=test [runner]=test [debug1]=debug [debug2]=debug)
 declare -A SUITE_ARGS=([test]="" [dropin]="dropin" [napi]="napi RTUN_DRIVERS=rust"
 	[runner]="RTUN_SELFTEST=1 RTUN_TEST_TIMEOUT=20"
-	[nojl]="RTUN_DRIVERS=rust" [debug1]="RTUN_DRIVERS=rust RTUN_SHARD=1/2"
+	[debug1]="RTUN_DRIVERS=rust RTUN_SHARD=1/2"
 	[debug2]="RTUN_DRIVERS=rust RTUN_SHARD=2/2")
 
 work=$(mktemp -d /tmp/rtun-test.XXXXXX)
@@ -163,7 +161,7 @@ prepare_kernel() { # prepare_kernel FLAVOR: kernel, module, clients (a job)
 }
 bash "$RT_TOP/scripts/build-clients.sh" "$kdir" >/dev/null || { failed=$((failed + 1)); finish; }
 touch "$work/ready-test"
-for flavor in debug nojl; do
+for flavor in debug; do
 	MODULE[$flavor]=$work/mod-$flavor/rust_tun.ko
 done
 
@@ -229,11 +227,11 @@ account() { # account SUITE RC SECONDS
 }
 
 # The scheduler: two jobs at once; the first pending job whose kernel is
-# ready starts (the list is longest first); the other kernels are built by
-# one job (debug first: its suites are the longest), beside the suites.
+# ready starts (the list is longest first); the debug kernel is built by a
+# job of its own, beside the test kernel's suites.
 pending=("${suites[@]}")
 builds=()
-for flavor in debug nojl; do
+for flavor in debug; do
 	need_kernel $flavor && builds+=("$flavor")
 done
 declare -A RUNNING=() STARTED=()
