@@ -71,7 +71,7 @@ done
 # Expected wall time of each suite (s), measured on a 2-core machine of
 # this kind with two suites running at once (README); QEMU's limit is twice
 # it. The kernel each runs on, and its tests.sh arguments.
-declare -A SUITE_EXPECT=([test]=420 [dropin]=240 [napi]=180 [runner]=60 [debug1]=720 [debug2]=720)
+declare -A SUITE_EXPECT=([test]=240 [dropin]=120 [napi]=120 [runner]=30 [debug1]=600 [debug2]=600)
 declare -A SUITE_KERNEL=([test]=test [dropin]=test [napi]=test [runner]=test [debug1]=debug [debug2]=debug)
 declare -A SUITE_ARGS=([test]="" [dropin]="dropin" [napi]="napi RTUN_DRIVERS=rust"
 	[runner]="RTUN_SELFTEST=1 RTUN_TEST_TIMEOUT=20"
@@ -99,7 +99,19 @@ step() { # step NAME COMMAND...: a host-side check counted as one test
 		row host "$name" 0 1 0 $((SECONDS - t0)) -
 	fi
 }
+killtree() { # killtree PID: the process and its descendants
+	local c
+	for c in $(pgrep -P "$1"); do killtree "$c"; done
+	kill "$1" 2>/dev/null
+}
 finish() {
+	# An early end (a failed build) leaves no job behind.
+	local p
+	for p in "${!RUNNING[@]}"; do
+		rt_log "stopping the unfinished job ${RUNNING[$p]}"
+		killtree "$p"
+	done
+	wait
 	echo "# time per kernel and suite (s; limit: the suite's QEMU limit):"
 	printf '# %-7s %-8s %6s %6s %7s %8s %8s\n' kernel suite passed failed skipped time limit
 	local r
@@ -110,9 +122,52 @@ finish() {
 	exit $?
 }
 
+declare -A RUNNING=() STARTED=()
 t0=$SECONDS
 bash "$RT_TOP/scripts/install-toolchain.sh" >&2 || { failed=$((failed + 1)); finish; }
 row host toolchain - - - $((SECONDS - t0)) -
+need_kernel() { # need_kernel FLAVOR: whether a selected suite runs on it
+	local s
+	for s in "${suites[@]}"; do [ "${SUITE_KERNEL[$s]}" = "$1" ] && return 0; done
+	return 1
+}
+prepare_kernel() { # prepare_kernel FLAVOR: kernel, module, clients (a job)
+	local flavor=$1 kd
+	kd=$(bash "$RT_TOP/scripts/build-kernel.sh" "$flavor") && [ -d "$kd" ] || return 1
+	rt_copy_module_sources "$work/mod-$flavor" && make -C "$work/mod-$flavor" KDIR="$kd" >/dev/null || return 1
+	bash "$RT_TOP/scripts/build-clients.sh" "$kd" >/dev/null
+}
+# The scheduler: two jobs at once; the first pending job whose kernel is
+# ready starts (the list is longest first); the debug kernel is built by a
+# job of its own, beside the test kernel's suites.
+pending=("${suites[@]}")
+builds=()
+for flavor in debug; do
+	need_kernel $flavor && builds+=("$flavor")
+done
+start_job() { # start_job NAME COMMAND...
+	local name=$1
+	shift
+	"$@" &
+	RUNNING[$!]=$name
+	STARTED[$name]=$SECONDS
+}
+build_job() {
+	local flavor t
+	for flavor in "${builds[@]}"; do
+		t=$SECONDS
+		if prepare_kernel "$flavor" >"$work/build-$flavor.log" 2>&1; then
+			touch "$work/ready-$flavor"
+			echo "$((SECONDS - t))" >"$work/build-$flavor.time"
+		else
+			touch "$work/broken-$flavor"
+		fi
+	done
+}
+# The debug kernel builds from the start, beside the test kernel, the host
+# checks and the test kernel's suites (on a fresh machine it is the longest
+# job, and its suites wait for it).
+[ ${#builds[@]} = 0 ] || start_job build build_job
 t0=$SECONDS
 kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" test) && [ -d "$kdir" ] ||
 	{ rt_log "no kernel tree: '$kdir'"; failed=$((failed + 1)); finish; }
@@ -148,17 +203,6 @@ fi
 # sources ($work/mod-FLAVOR), so that suites on different kernels can run at
 # once.
 declare -A MODULE=([test]="$RT_TOP/rust_tun.ko")
-need_kernel() { # need_kernel FLAVOR: whether a selected suite runs on it
-	local s
-	for s in "${suites[@]}"; do [ "${SUITE_KERNEL[$s]}" = "$1" ] && return 0; done
-	return 1
-}
-prepare_kernel() { # prepare_kernel FLAVOR: kernel, module, clients (a job)
-	local flavor=$1 kd
-	kd=$(bash "$RT_TOP/scripts/build-kernel.sh" "$flavor") && [ -d "$kd" ] || return 1
-	rt_copy_module_sources "$work/mod-$flavor" && make -C "$work/mod-$flavor" KDIR="$kd" >/dev/null || return 1
-	bash "$RT_TOP/scripts/build-clients.sh" "$kd" >/dev/null
-}
 bash "$RT_TOP/scripts/build-clients.sh" "$kdir" >/dev/null || { failed=$((failed + 1)); finish; }
 touch "$work/ready-test"
 for flavor in debug; do
@@ -226,35 +270,6 @@ account() { # account SUITE RC SECONDS
 	row "${SUITE_KERNEL[$s]}" "$s" "$gp" "$gf" "$gs" "$took" $((2 * SUITE_EXPECT[$s]))
 }
 
-# The scheduler: two jobs at once; the first pending job whose kernel is
-# ready starts (the list is longest first); the debug kernel is built by a
-# job of its own, beside the test kernel's suites.
-pending=("${suites[@]}")
-builds=()
-for flavor in debug; do
-	need_kernel $flavor && builds+=("$flavor")
-done
-declare -A RUNNING=() STARTED=()
-start_job() { # start_job NAME COMMAND...
-	local name=$1
-	shift
-	"$@" &
-	RUNNING[$!]=$name
-	STARTED[$name]=$SECONDS
-}
-build_job() {
-	local flavor t
-	for flavor in "${builds[@]}"; do
-		t=$SECONDS
-		if prepare_kernel "$flavor" >"$work/build-$flavor.log" 2>&1; then
-			touch "$work/ready-$flavor"
-			echo "$((SECONDS - t))" >"$work/build-$flavor.time"
-		else
-			touch "$work/broken-$flavor"
-		fi
-	done
-}
-[ ${#builds[@]} = 0 ] || start_job build build_job
 while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
 	while [ ${#RUNNING[@]} -lt 2 ]; do
 		next= rest=()

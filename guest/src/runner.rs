@@ -260,9 +260,32 @@ fn plan(filter: Option<&str>) -> Vec<(String, TestFn, Node)> {
             }
         }
     }
+    // Shards of about equal time: each test, in plan order, goes to the
+    // shard with the least weight so far (the long tests weigh what they
+    // take on the debug kernel, in seconds; the rest about 10 s, a test's
+    // time there with its checks).
     let (i, n) = shard();
-    plan.into_iter().enumerate().filter(|(k, _)| k % n == i).map(|(_, t)| t).collect()
+    let mut load = vec![0u32; n];
+    let mut mine = Vec::new();
+    for t in plan {
+        let w = TEST_WEIGHTS.iter().find(|(name, _)| t.0.ends_with(name)).map_or(10, |(_, w)| *w);
+        let k = (0..n).min_by_key(|&k| (load[k], k)).unwrap_or(0);
+        load[k] += w;
+        if k == i {
+            mine.push(t);
+        }
+    }
+    mine
 }
+
+/// What the long tests take on the debug kernel (s), for [`plan`]'s shards.
+const TEST_WEIGHTS: &[(&str, u32)] = &[
+    ("_fuzz", 400),
+    ("_fuzz_vs_tun", 110),
+    ("_stress", 95),
+    ("_files_open_across_rmmod", 50),
+    ("_clients", 60),
+];
 
 /// How a test's child process ended.
 enum Outcome {
@@ -431,6 +454,7 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
     let mut spans: Vec<(f64, f64, String)> = Vec::new();
     let (mut failed, mut skipped) = (0, 0);
     let mut ended_early = false;
+    let mut last_scan = Instant::now();
     for (i, (name, f, node)) in plan.iter().enumerate() {
         let start = uptime();
         let wall = Instant::now();
@@ -447,7 +471,14 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
         let end = uptime();
         let took = wall.elapsed();
         spans.push((start, end, name.clone()));
-        if let Some(k) = kmemleak.as_ref().filter(|_| !ended_early) {
+        // kmemleak scans all memory (about 10 s on the debug guest): once a
+        // minute and after the last test, not after every test. A report
+        // names the test that allocated the object (its allocation time
+        // falls in that test's span), whichever test the scan follows;
+        // tests.sh scans twice more after unloading the modules.
+        let scan_now = i + 1 == plan.len() || last_scan.elapsed() >= Duration::from_secs(60);
+        if let Some(k) = kmemleak.as_ref().filter(|_| !ended_early && scan_now) {
+            last_scan = Instant::now();
             for (at, what) in k.scan() {
                 let during = spans
                     .iter()
