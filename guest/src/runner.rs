@@ -478,6 +478,11 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
         // tests.sh scans twice more after unloading the modules.
         let scan_now = i + 1 == plan.len() || last_scan.elapsed() >= Duration::from_secs(60);
         if let Some(k) = kmemleak.as_ref().filter(|_| !ended_early && scan_now) {
+            if i + 1 == plan.len() {
+                // kmemleak reports objects 5 s old and older: let the last
+                // tests' objects come of age, so the report names them.
+                thread::sleep(Duration::from_millis(5500));
+            }
             last_scan = Instant::now();
             for (at, what) in k.scan() {
                 let during = spans
