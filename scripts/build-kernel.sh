@@ -67,7 +67,7 @@ else
 	cd "$kdir"
 fi
 
-rt_log "stage build: bzImage and modules with $(nproc) jobs (about 13 min on 2 cores)"
+rt_log "stage build: bzImage and modules with $(nproc) jobs (on 2 cores: test kernel about 5 min, debug about 7 min)"
 start=$SECONDS
 make -j"$(nproc)" "${RT_KMAKE[@]}" bzImage modules >>"$root/build.log" 2>&1 &
 pid=$!
