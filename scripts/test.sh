@@ -83,7 +83,7 @@ trap 'rm -rf "$work"' EXIT
 t_start=$SECONDS
 passed=0 failed=0 skipped=0
 table=()
-row() { table+=("$(printf '%-7s %-8s %6s %6s %7s %8s %8s' "$@")"); }
+row() { table+=("$(printf '%-7s %-14s %6s %6s %7s %8s %8s' "$@")"); }
 
 step() { # step NAME COMMAND...: a host-side check counted as one test
 	local name=$1 t0=$SECONDS
@@ -113,7 +113,7 @@ finish() {
 	done
 	wait
 	echo "# time per kernel and suite (s; limit: the suite's QEMU limit):"
-	printf '# %-7s %-8s %6s %6s %7s %8s %8s\n' kernel suite passed failed skipped time limit
+	printf '# %-7s %-14s %6s %6s %7s %8s %8s\n' kernel suite passed failed skipped time limit
 	local r
 	for r in "${table[@]}"; do echo "# $r"; done
 	echo "# total wall time $((SECONDS - t_start)) s"
