@@ -142,9 +142,7 @@ prepare_kernel() { # prepare_kernel FLAVOR: kernel, module, clients (a job)
 # job of its own, beside the test kernel's suites.
 pending=("${suites[@]}")
 builds=()
-for flavor in debug; do
-	need_kernel $flavor && builds+=("$flavor")
-done
+! need_kernel debug || builds+=(debug)
 start_job() { # start_job NAME COMMAND...
 	local name=$1
 	shift
@@ -202,12 +200,9 @@ fi
 # kernel's module is the work tree's; the others are built in a copy of the
 # sources ($work/mod-FLAVOR), so that suites on different kernels can run at
 # once.
-declare -A MODULE=([test]="$RT_TOP/rust_tun.ko")
+declare -A MODULE=([test]="$RT_TOP/rust_tun.ko" [debug]="$work/mod-debug/rust_tun.ko")
 bash "$RT_TOP/scripts/build-clients.sh" "$kdir" >/dev/null || { failed=$((failed + 1)); finish; }
 touch "$work/ready-test"
-for flavor in debug; do
-	MODULE[$flavor]=$work/mod-$flavor/rust_tun.ko
-done
 
 suite_job() { # suite_job SUITE: one guest suite (a job; its console in $work/SUITE.log)
 	local s=$1 limit=$((2 * ${SUITE_EXPECT[$1]}))

@@ -798,16 +798,8 @@ pub fn t_delete_many_queues(n: Node) -> TestResult {
         // queue waits for one grace period (synchronize_net), attaching
         // it for none (t_queue_attach_no_grace_period); medians of five.
         // The last queue ends detached: deleting also walks the disabled.
-        let (mut det, mut att) = (Vec::new(), Vec::new());
+        let (mut det, mut att) = time_detach_attach(&q[255], 5)?;
         setqueue(&q[255], IFF_DETACH_QUEUE).map_err(|e| format!("detach: {e}"))?;
-        for _ in 0..5 {
-            let t0 = Instant::now();
-            setqueue(&q[255], IFF_ATTACH_QUEUE).map_err(|e| format!("attach: {e}"))?;
-            att.push(t0.elapsed());
-            let t0 = Instant::now();
-            setqueue(&q[255], IFF_DETACH_QUEUE).map_err(|e| format!("detach: {e}"))?;
-            det.push(t0.elapsed());
-        }
         ioctl_val(q[0].fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
         let t0 = Instant::now();
         sh("ip link del rt-dmq1")?;
@@ -845,8 +837,23 @@ pub fn t_delete_many_queues(n: Node) -> TestResult {
     Ok(())
 }
 
+/// Detaches and re-attaches queue `t` `n` times; how long each detach and
+/// each attach took.
+fn time_detach_attach(t: &Tun, n: usize) -> Result<(Vec<Duration>, Vec<Duration>), String> {
+    let (mut detach, mut attach) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        let t0 = Instant::now();
+        setqueue(t, IFF_DETACH_QUEUE).map_err(|e| format!("detach: {e}"))?;
+        detach.push(t0.elapsed());
+        let t0 = Instant::now();
+        setqueue(t, IFF_ATTACH_QUEUE).map_err(|e| format!("attach: {e}"))?;
+        attach.push(t0.elapsed());
+    }
+    Ok((detach, attach))
+}
+
 /// The median of `v` (sorted in place); zero if empty.
-pub fn median(v: &mut [Duration]) -> Duration {
+fn median(v: &mut [Duration]) -> Duration {
     v.sort();
     v.get(v.len() / 2).copied().unwrap_or_default()
 }
@@ -858,20 +865,9 @@ pub fn median(v: &mut [Duration]) -> Duration {
 pub fn t_queue_attach_no_grace_period(n: Node) -> TestResult {
     let q = mq_open(n.path, "rt-qa0", IFF_TAP | IFF_NO_PI, 3)?;
     write_file("/sys/kernel/rcu_normal", "1")?;
-    let (mut attach, mut detach) = (Vec::new(), Vec::new());
-    let r = (|| -> TestResult {
-        for _ in 0..20 {
-            let t0 = Instant::now();
-            setqueue(&q[1], IFF_DETACH_QUEUE).map_err(|e| format!("detach: {e}"))?;
-            detach.push(t0.elapsed());
-            let t0 = Instant::now();
-            setqueue(&q[1], IFF_ATTACH_QUEUE).map_err(|e| format!("attach: {e}"))?;
-            attach.push(t0.elapsed());
-        }
-        Ok(())
-    })();
+    let r = time_detach_attach(&q[1], 20);
     write_file("/sys/kernel/rcu_normal", "0")?;
-    r?;
+    let (mut detach, mut attach) = r?;
     // Medians: one attach or detach that a loaded host delays says nothing
     // about grace periods; a grace period per attach moves the median.
     let (a, d) = (median(&mut attach), median(&mut detach));

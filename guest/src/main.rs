@@ -986,24 +986,11 @@ fn t_mq_flows(n: Node) -> TestResult {
     check!(count == 6, "flow_count {count} after re-attach and a new flow");
 
     // Ageing: 3 s after the last write, by a timer that rounds up to a
-    // second: gone within 4 s of the last write, on an idle guest. A
-    // loaded host delays every timer of the guest alike, so the bound is
-    // 4 s plus ten times the worst lateness of the test's own 200 ms
-    // sleeps meanwhile (the same boot's timers, the same load). Flows are
+    // second: gone within 4 s of the last write on an idle guest, plus
+    // ten times the polls' own timer lateness (wait_flows_aged). Flows are
     // never gone early: the guest's clock and jiffies move together.
     let idle = Instant::now();
-    let mut late = Duration::ZERO;
-    loop {
-        let (count, _) = dbg_flows("rt-mqf")?;
-        if count == 0 {
-            break;
-        }
-        let bound = Duration::from_secs(4) + late * 10;
-        check!(idle.elapsed() < bound, "{count} flows left after {:?} (bound {bound:?})", idle.elapsed());
-        let t0 = Instant::now();
-        thread::sleep(Duration::from_millis(200));
-        late = late.max(t0.elapsed().saturating_sub(Duration::from_millis(200)));
-    }
+    let late = wait_flows_aged("rt-mqf", idle, Duration::from_secs(4), Duration::from_millis(200))?;
     println!("# flows aged out {:?} after the last write (timer lateness up to {late:?})", idle.elapsed());
     check!(idle.elapsed() >= Duration::from_secs(3), "flows aged out after only {:?}", idle.elapsed());
     Ok(())
@@ -1050,15 +1037,41 @@ fn t_mq_flows_move(n: Node) -> TestResult {
     Ok(())
 }
 
+/// `mq_open()` of a device created while `flow_ageing_ms` is `ms`: its
+/// flows age after `ms` (the parameter is read at creation). The parameter
+/// goes back to its default whatever the open did.
+fn mq_open_ageing(n: Node, name: &str, flags: u16, queues: usize, ms: u32) -> Result<Vec<Tun>, String> {
+    write_file(FLOW_AGEING_PARAM, &ms.to_string())?;
+    let q = mq_open(n.path, name, flags, queues);
+    write_file(FLOW_AGEING_PARAM, "3000")?;
+    q
+}
+
+/// Waits for `dev`'s flows to age out, polling every `step`; fails once
+/// `since` is `bound` old plus ten times the worst lateness of the polls'
+/// own sleeps (a loaded host delays the guest's timers alike: the same
+/// boot's timers, the same load). Returns the worst lateness.
+fn wait_flows_aged(dev: &str, since: Instant, bound: Duration, step: Duration) -> Result<Duration, String> {
+    let mut late = Duration::ZERO;
+    loop {
+        let (count, _) = dbg_flows(dev)?;
+        if count == 0 {
+            return Ok(late);
+        }
+        let bound = bound + late * 10;
+        check!(since.elapsed() < bound, "{count} flows left after {:?} (bound {bound:?})", since.elapsed());
+        let t0 = Instant::now();
+        thread::sleep(step);
+        late = late.max(t0.elapsed().saturating_sub(step));
+    }
+}
+
 fn t_flow_limit(n: Node) -> TestResult {
     keys_off()?;
     // Flows of a device created now live 10 min without a packet, so the
     // table fills however slowly this kernel writes (a debug kernel takes
     // longer than the default 3 s for 4097 writes).
-    write_file(FLOW_AGEING_PARAM, "600000")?;
-    let q = mq_open(n.path, "rt-flim", IFF_TUN | IFF_NO_PI, 2);
-    write_file(FLOW_AGEING_PARAM, "3000")?;
-    let q = q?;
+    let q = mq_open_ageing(n, "rt-flim", IFF_TUN | IFF_NO_PI, 2, 600_000)?;
     ptp_up("rt-flim", "10.32.0.1", "10.32.0.2")?;
     let _sink = std::net::UdpSocket::bind("10.32.0.1:7000").map_err(|e| e.to_string())?;
     let t0 = Instant::now();
@@ -1089,10 +1102,7 @@ fn t_flow_ageing_param(n: Node) -> TestResult {
         check!(r.as_ref().is_err_and(|e| e.raw_os_error() == Some(want)), "writing {bad:?}: {r:?}, expected errno {want}");
         check!(read()? == "3000", "after writing {bad:?}: {}", read()?);
     }
-    write_file(FLOW_AGEING_PARAM, "500")?;
-    let q = mq_open(n.path, "rt-fage", IFF_TUN | IFF_NO_PI, 2);
-    write_file(FLOW_AGEING_PARAM, "3000")?;
-    let q = q?;
+    let q = mq_open_ageing(n, "rt-fage", IFF_TUN | IFF_NO_PI, 2, 500)?;
     ptp_up("rt-fage", "10.37.0.1", "10.37.0.2")?;
     let _sink = std::net::UdpSocket::bind("10.37.0.1:7000").map_err(|e| e.to_string())?;
     q[0].write(&udp_pkt([10, 37, 0, 2], 5000, [10, 37, 0, 1], 7000)).map_err(|e| format!("write: {e}"))?;
@@ -1100,14 +1110,7 @@ fn t_flow_ageing_param(n: Node) -> TestResult {
     check!(dbg_flows("rt-fage")?.0 == 1, "no flow after a write");
     // 500 ms, rounded up to a second by the timer: gone well before the
     // default 3 s would let it go (on a guest that is not starved).
-    let mut late = Duration::ZERO;
-    while dbg_flows("rt-fage")?.0 != 0 {
-        let bound = Duration::from_millis(2500) + late * 10;
-        check!(written.elapsed() < bound, "the flow is still there after {:?} (bound {bound:?})", written.elapsed());
-        let t0 = Instant::now();
-        thread::sleep(Duration::from_millis(50));
-        late = late.max(t0.elapsed().saturating_sub(Duration::from_millis(50)));
-    }
+    wait_flows_aged("rt-fage", written, Duration::from_millis(2500), Duration::from_millis(50))?;
     let aged = written.elapsed();
     println!("# a 500 ms device aged its flow after {aged:?}");
     check!(aged >= Duration::from_millis(500), "aged after only {aged:?}");

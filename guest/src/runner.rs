@@ -17,11 +17,11 @@
 //! runner counts as a failure. Every test's duration is printed
 //! (`# duration NAME SECONDS`); a table of the slowest closes the run.
 //!
-//! `RTUN_DRIVERS=rust` (tests.sh `rust-only`) plans only rust_tun's tests:
-//! on the kernels and modes where C tun is not the reference (debug,
-//! no-jump-label, NAPI), its tests test the kernel's code, not ours.
-//! `RTUN_SHARD=I/N` plans every N-th test from the I-th (1-based), so that
-//! one suite can run in N guests at once.
+//! `RTUN_DRIVERS=rust` plans only rust_tun's tests: on the kernel and in
+//! the mode where C tun is not the reference (debug, NAPI), its tests test
+//! the kernel's code, not ours. `RTUN_SHARD=I/N` plans the I-th (1-based)
+//! of N shards of about equal time (weighted, see [`plan`]), so that one
+//! suite can run in N guests at once.
 
 use super::*;
 use std::io::Read;
