@@ -7,8 +7,8 @@
 
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::sys::{
-    self, errno, poll, FileOps, IoctlAbi, IovIter, NapiFrags, NetNs, PollTable, RcuDev,
-    RcuReadGuard, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, VnetHdr, WaitQueue,
+    self, errno, poll, FileOps, IoctlAbi, IovIter, NapiFrags, NapiFragsLocked, NetNs, PollTable,
+    RcuDev, RcuReadGuard, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, VnetHdr, WaitQueue,
     VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
 };
 use crate::{
@@ -349,38 +349,48 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
         0
     };
 
-    if dev.flags() & sys::IFF_UP == 0 {
-        return Err(drop(EIO));
-    }
-
+    // `IFF_NAPI_FRAGS`: the context's mutex, which may sleep, before the
+    // RCU read section in which the skb goes to GRO (tun.c holds it from
+    // `tun_napi_alloc_frags()` on).
+    let mut pkt = match skb {
+        Pkt::Frags(frags) => Locked::Frags(frags.lock()),
+        Pkt::Skb(skb) => Locked::Skb(skb),
+    };
     {
-        // Under RCU: `__tun_detach` waits for a grace period between
-        // renumbering the queues and shrinking `real_num_rx_queues`, so the
-        // queue recorded here is one the device still has when
-        // `get_rps_cpu()` checks it (it warns otherwise). A detached file's
-        // stale index is not recorded. Deliberate difference: tun.c records
-        // `tfile->queue_index` unchecked, before taking the RCU lock.
-        let _rcu = RcuReadGuard::new();
+        // Under RCU, as tun.c: a writer that finds the device up delivers
+        // before unregistration's `synchronize_net()` returns; one that
+        // comes after `dev_close()` finds it down.
+        //
+        // `__tun_detach` waits for a grace period between renumbering the
+        // queues and shrinking `real_num_rx_queues`, so the queue recorded
+        // here is one the device still has when `get_rps_cpu()` checks it
+        // (it warns otherwise). A detached file's stale index is not
+        // recorded. Deliberate difference: tun.c records
+        // `tfile->queue_index` unchecked.
+        let rcu = RcuReadGuard::new();
+        if dev.flags() & sys::IFF_UP == 0 {
+            return Err(drop(EIO));
+        }
         let queue_index = tfile.queue_index.load(Ordering::Relaxed);
         if u32::from(queue_index) < tun.numqueues.load(Ordering::Acquire) {
-            skb.record_rx_queue(queue_index);
+            pkt.record_rx_queue(queue_index);
         }
-        match skb {
+        match pkt {
             // `IFF_NAPI_FRAGS`: to GRO now, in the context. `EBUSY` (the
-            // context is busy or disabled) is not counted as a drop, as
-            // tun.c.
-            Pkt::Frags(frags) => {
+            // context is busy, disabled or deleted) is not counted as a
+            // drop, as tun.c.
+            Locked::Frags(frags) => {
                 frags
-                    .gro_frags(dev)
+                    .gro_frags(dev, &rcu)
                     .map_err(|e| if e == EBUSY { e } else { drop(e) })?
             }
             // `IFF_NAPI`: onto the file's NAPI queue, for GRO in the
             // context's poll. `EBUSY` (the queue is detached) is not
             // counted as a drop, as tun.c.
-            Pkt::Skb(skb) if tfile.sock.napi_enabled() => tfile.sock.napi_receive(skb, false)?,
+            Locked::Skb(skb) if tfile.sock.napi_enabled() => tfile.sock.napi_receive(skb, false)?,
             // `tun_rx_batched()` without batching (tun.c's default):
             // straight into the stack, with bottom halves off.
-            Pkt::Skb(skb) => skb.netif_receive_skb(&sys::BhDisabled::new()),
+            Locked::Skb(skb) => skb.netif_receive_skb(&sys::BhDisabled::new()),
         }
     }
     dev.sw_netstats_rx_add(len as u32);
@@ -396,6 +406,32 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
 enum Pkt<'a> {
     Skb(SkBuff),
     Frags(NapiFrags<'a>),
+}
+
+/// A written packet ready for delivery: the `IFF_NAPI_FRAGS` one with its
+/// context's mutex held.
+enum Locked<'a> {
+    Skb(SkBuff),
+    Frags(NapiFragsLocked<'a>),
+}
+
+impl core::ops::Deref for Locked<'_> {
+    type Target = SkBuff;
+    fn deref(&self) -> &SkBuff {
+        match self {
+            Locked::Skb(s) => s,
+            Locked::Frags(f) => f,
+        }
+    }
+}
+
+impl core::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut SkBuff {
+        match self {
+            Locked::Skb(s) => s,
+            Locked::Frags(f) => f,
+        }
+    }
 }
 
 impl core::ops::Deref for Pkt<'_> {

@@ -176,16 +176,24 @@ impl Sock {
         if self.1.get() == State::None {
             return;
         }
+        // Under the frags mutex: an `IFF_NAPI_FRAGS` writer takes the
+        // context's skb and gives it back under it (`napi_take_frags`,
+        // `gro_frags`), and `__netif_napi_del()` frees it
+        // (`napi_free_frags()`). Lock order: rtnl, then the mutex; no
+        // holder of the mutex touches user memory or waits for rtnl.
+        self.napi_lock();
         self.1.set(State::None);
         let dev = self.1.dev.swap(ptr::null_mut(), Ordering::Relaxed);
         let mut gp = core::mem::MaybeUninit::<bindings::rcu_gp_oldstate>::uninit();
         // SAFETY: On `dev`'s list and disabled, so no poll runs; `dev` is
         // live, held since `napi_init`; rtnl serialises the list and
-        // `deleted` (see `NapiState`'s `Sync`). The context's memory stays
-        // until the socket's drop has waited for the cookie taken here,
-        // after the list removal.
+        // `deleted` (see `NapiState`'s `Sync`), the mutex (taken above)
+        // the context's skb. The context's memory stays until the socket's
+        // drop has waited for the cookie taken here, after the list
+        // removal.
         unsafe {
             bindings::__netif_napi_del(self.napi());
+            self.napi_unlock();
             bindings::get_state_synchronize_rcu_full(gp.as_mut_ptr());
             *self.1.deleted.get() = Some(gp.assume_init());
             bindings::rtun_skb_queue_purge(self.write_queue());
@@ -286,6 +294,21 @@ unsafe extern "C" fn sock_napi_poll(napi: *mut bindings::napi_struct, budget: c_
 // IFF_NAPI_FRAGS: the write builds its skb in the context and hands it to
 // GRO itself (tun.c's `tun_napi_alloc_frags()` and the `frags` branches of
 // `tun_get_user()`).
+//
+// Deliberate difference: tun.c fills `napi->skb` in place, holding
+// `napi_mutex` from `napi_get_frags()` to `napi_gro_frags()`, across the
+// copy from user space, which can sleep on a fault for as long as the
+// writer wants; the device's deletion (`tun_napi_del()` ->
+// `__netif_napi_del()` -> `napi_free_frags()`) does not take the mutex
+// and frees the skb under the writer. Here the write takes the skb out of
+// the context (`napi->skb = NULL`, under the mutex, not across any access
+// to user memory) and owns it while it fills it; it puts it back and calls
+// `napi_gro_frags()` only under the mutex again, after
+// `napi_schedule_prep()` succeeded on a context that is still this
+// device's. The deletion takes the mutex around `__netif_napi_del()`, so
+// it only ever waits for those two short sections, never for user memory.
+// Documentation/rust_tun.rst, "IFF_NAPI_FRAGS and device deletion", has the
+// C fix and its reproducer.
 
 impl Sock {
     fn napi_mutex(&self) -> *mut bindings::mutex {
@@ -294,13 +317,60 @@ impl Sock {
         unsafe { bindings::rtun_sock_napi_mutex(self.0.as_ptr()) }
     }
 
-    /// `tun_napi_alloc_frags()`: takes the socket's frags mutex and the
-    /// context's skb (`napi_get_frags()`), laid out as the writer's buffer
-    /// is: the rest of its current segment in the linear part, each further
+    fn napi_lock(&self) {
+        // SAFETY: The socket's initialised mutex; process context (may
+        // sleep). Every holder releases it without touching user memory.
+        unsafe { bindings::rtun_mutex_lock(self.napi_mutex()) }
+    }
+
+    /// # Safety
+    ///
+    /// The caller holds the frags mutex (taken by [`Sock::napi_lock`]).
+    unsafe fn napi_unlock(&self) {
+        // SAFETY: Held by the caller (contract).
+        unsafe { bindings::rtun_mutex_unlock(self.napi_mutex()) }
+    }
+
+    /// Takes the context's frags skb (`napi_get_frags()`: the one a GRO
+    /// call left for reuse, or a new one) out of the context: the caller
+    /// owns it. `EBUSY` if the context was deleted, `ENOMEM`.
+    fn napi_take_frags(&self) -> Result<SkBuff> {
+        self.napi_lock();
+        let skb = if self.1.get() == State::None {
+            Err(EBUSY)
+        } else {
+            let napi = self.napi();
+            // SAFETY: The context is on its device's list (state, which
+            // `napi_del` changes under the mutex we hold), so `napi->dev`
+            // is live; `napi->skb` is only touched under the mutex, and
+            // `napi_get_frags()` wants bottom halves off. What it returns
+            // is the context's skb, which we take: nobody else references
+            // it once `napi->skb` is cleared.
+            unsafe {
+                inline::local_bh_disable();
+                let skb = bindings::napi_get_frags(napi);
+                (*napi).skb = ptr::null_mut();
+                inline::local_bh_enable();
+                if skb.is_null() {
+                    Err(ENOMEM)
+                } else {
+                    Ok(SkBuff::from_raw(skb))
+                }
+            }
+        };
+        // SAFETY: Taken above, in this function.
+        unsafe { self.napi_unlock() };
+        skb
+    }
+
+    /// `tun_napi_alloc_frags()`: takes an skb from the context
+    /// (`napi_get_frags()`) and lays it out as the writer's buffer is: the
+    /// rest of its current segment in the linear part, each further
     /// segment (1 to `PAGE_SIZE` bytes) one page fragment. `len` is what
     /// `from` holds. `EMSGSIZE` for more segments than an skb has fragments
     /// or a frame larger than `ETH_MAX_MTU` allows, `EINVAL` for an empty or
-    /// too large segment, `ENOMEM`. May sleep.
+    /// too large segment, `EBUSY` if the context was deleted, `ENOMEM`.
+    /// May sleep.
     ///
     /// Deliberate difference: a buffer that is not a plain user iovec
     /// (tun.c reads any iterator as one) is `EINVAL`.
@@ -324,32 +394,18 @@ impl Sock {
         if nr_segs > bindings::RTUN_MAX_SKB_FRAGS as c_ulong + 1 || len > FRAGS_MAX_LEN {
             return Err(errno::EMSGSIZE());
         }
-        // SAFETY: The socket's initialised mutex; process context.
-        unsafe { bindings::rtun_mutex_lock(self.napi_mutex()) };
-        // INVARIANT (of `NapiFragsUnfilled`): the mutex is held from here.
-        let mut guard = NapiFragsUnfilled { sock: self, len };
-        // SAFETY: The context is set up (frags writes only come with one)
-        // and its skb is ours under the mutex; `napi_get_frags()` wants
-        // bottom halves off.
-        let skb = unsafe {
-            inline::local_bh_disable();
-            let skb = bindings::napi_get_frags(self.napi());
-            inline::local_bh_enable();
-            skb
-        };
-        if skb.is_null() {
-            return Err(ENOMEM);
-        }
-        // SAFETY: `skb` is the context's fresh frags skb, ours under the
-        // mutex (dropping `guard` frees it with `napi_free_frags()`); the
-        // iterator's current segment and the `nr_segs - 1` after it are
-        // user iovecs (checked above), whose lengths are read.
+        let skb = self.napi_take_frags()?;
+        let p = skb.as_ptr();
+        // SAFETY: `p` is our fresh frags skb (dropping `skb` on an error
+        // frees it with its fragments); the iterator's current segment and
+        // the `nr_segs - 1` after it are user iovecs (checked above), whose
+        // lengths are read.
         unsafe {
             let linear = bindings::iov_iter_single_seg_count(it);
-            to_result(bindings::rtun___skb_grow(skb, linear as c_uint))?;
-            inline::SKB_LEN.write(skb, len as u32);
-            inline::SKB_DATA_LEN.write(skb, (len - linear) as u32);
-            bindings::rtun_skb_add_truesize(skb, (len - linear) as c_uint);
+            to_result(bindings::rtun___skb_grow(p, linear as c_uint))?;
+            inline::SKB_LEN.write(p, len as u32);
+            inline::SKB_DATA_LEN.write(p, (len - linear) as u32);
+            bindings::rtun_skb_add_truesize(p, (len - linear) as c_uint);
             for i in 1..nr_segs {
                 let fragsz = bindings::rtun_iter_iov_len(it, i);
                 if fragsz == 0 || fragsz > bindings::RTUN_PAGE_SIZE as usize {
@@ -359,80 +415,58 @@ impl Sock {
                 if frag.is_null() {
                     return Err(ENOMEM);
                 }
-                bindings::rtun_skb_fill_frag(skb, (i - 1) as c_int, frag, fragsz as c_uint);
+                bindings::rtun_skb_fill_frag(p, (i - 1) as c_int, frag, fragsz as c_uint);
             }
         }
-        guard.len = len;
-        Ok(guard)
+        Ok(NapiFragsUnfilled {
+            sock: self,
+            skb,
+            len,
+        })
     }
 }
 
-/// The context's frags skb, laid out for a write but not filled yet; the
-/// socket's frags mutex is held. Dropping it frees the skb
-/// (`napi_free_frags()`) and releases the mutex.
+/// A frags skb taken from the socket's context, laid out for a write but
+/// not filled yet. Dropping it frees it.
 ///
 /// # Invariants
 ///
-/// The socket's frags mutex is held by this; the context's skb (if any)
-/// is this write's.
+/// `skb` is laid out for `len` bytes and nobody else references it; no
+/// safe code reads its bytes before [`NapiFragsUnfilled::copy_from_iter`]
+/// has written them.
 pub(crate) struct NapiFragsUnfilled<'a> {
     sock: &'a Sock,
+    skb: SkBuff,
     len: usize,
 }
 
 impl<'a> NapiFragsUnfilled<'a> {
     /// `skb_copy_datagram_from_iter()` of the frame: the filled skb, or
-    /// `EFAULT` (the skb is freed).
+    /// `EFAULT` (the skb is freed). May sleep (a user page fault), holding
+    /// nothing but the skb.
     pub(crate) fn copy_from_iter(self, from: &mut IovIter) -> Result<NapiFrags<'a>> {
-        let this = ManuallyDrop::new(self);
-        // SAFETY: The context's skb is ours under the mutex (invariant),
-        // laid out for `len` bytes; the iterator is valid for the call.
-        // `napi_alloc_frags` only hands out a guard with an skb.
-        let (skb, err) = unsafe {
-            let skb = (*this.sock.napi()).skb;
-            (
-                skb,
-                bindings::skb_copy_datagram_from_iter(skb, 0, from.0, this.len as c_int),
-            )
+        // SAFETY: Our skb, laid out for `len` bytes (invariant); the
+        // iterator is valid for the call.
+        let err = unsafe {
+            bindings::skb_copy_datagram_from_iter(self.skb.as_ptr(), 0, from.0, self.len as c_int)
         };
-        // INVARIANT: The mutex passes on to the filled guard, which frees
-        // the skb if it is dropped (so does this error path).
-        let filled = NapiFrags {
-            sock: this.sock,
-            // SAFETY: Ours under the mutex, now filled (or, on a fault,
-            // dropped unread below: `NapiFrags`'s drop frees it through the
-            // context, not through the `SkBuff`).
-            skb: ManuallyDrop::new(unsafe { SkBuff::from_raw(skb) }),
-        };
-        if err == 0 {
-            Ok(filled)
-        } else {
-            Err(EFAULT)
+        if err != 0 {
+            return Err(EFAULT);
         }
+        Ok(NapiFrags {
+            sock: self.sock,
+            skb: self.skb,
+        })
     }
 }
 
-impl Drop for NapiFragsUnfilled<'_> {
-    fn drop(&mut self) {
-        // SAFETY: The mutex is ours (invariant); `napi_free_frags()` frees
-        // the context's skb, if any, and forgets it.
-        unsafe {
-            bindings::rtun_napi_free_frags(self.sock.napi());
-            bindings::rtun_mutex_unlock(self.sock.napi_mutex());
-        }
-    }
-}
-
-/// A filled `IFF_NAPI_FRAGS` skb, for the write path's checks (it derefs to
-/// [`SkBuff`]) until [`NapiFrags::gro_frags`] hands it to GRO. Dropping it
-/// frees it (`napi_free_frags()`) and releases the socket's frags mutex.
-///
-/// # Invariants
-///
-/// The socket's frags mutex is held by this; `skb` is the context's skb.
+/// A filled `IFF_NAPI_FRAGS` skb, ours, for the write path's checks (it
+/// derefs to [`SkBuff`]) until [`NapiFrags::lock`] and
+/// [`NapiFragsLocked::gro_frags`] hand it to GRO in its context. Dropping
+/// it frees it.
 pub(crate) struct NapiFrags<'a> {
     sock: &'a Sock,
-    skb: ManuallyDrop<SkBuff>,
+    skb: SkBuff,
 }
 
 impl core::ops::Deref for NapiFrags<'_> {
@@ -448,20 +482,61 @@ impl core::ops::DerefMut for NapiFrags<'_> {
     }
 }
 
-impl NapiFrags<'_> {
+impl<'a> NapiFrags<'a> {
+    /// Takes the socket's frags mutex (tun.c's `napi_mutex`) for the hand
+    /// over to GRO. May sleep: call it before entering the RCU read
+    /// section in which [`NapiFragsLocked::gro_frags`] runs.
+    pub(crate) fn lock(self) -> NapiFragsLocked<'a> {
+        self.sock.napi_lock();
+        // INVARIANT: The mutex is held from here.
+        NapiFragsLocked {
+            sock: self.sock,
+            skb: ManuallyDrop::new(self.skb),
+        }
+    }
+}
+
+/// A filled `IFF_NAPI_FRAGS` skb, ours, with the socket's frags mutex held.
+/// Dropping it frees the skb and releases the mutex (neither sleeps: a
+/// drop under RCU is fine).
+///
+/// # Invariants
+///
+/// The socket's frags mutex is held by this; `skb` is ours (not the
+/// context's).
+pub(crate) struct NapiFragsLocked<'a> {
+    sock: &'a Sock,
+    skb: ManuallyDrop<SkBuff>,
+}
+
+impl core::ops::Deref for NapiFragsLocked<'_> {
+    type Target = SkBuff;
+    fn deref(&self) -> &SkBuff {
+        &self.skb
+    }
+}
+
+impl core::ops::DerefMut for NapiFragsLocked<'_> {
+    fn deref_mut(&mut self) -> &mut SkBuff {
+        &mut self.skb
+    }
+}
+
+impl NapiFragsLocked<'_> {
     /// The end of tun.c's `frags` branch: the Ethernet header back in
     /// front (`eth_type_trans()` pulled it), the headers the flow dissector
     /// finds (`eth_get_headlen()`) checked to be in the linear part, then
-    /// `napi_gro_frags()` in the context, synchronously. `ENOMEM` when the
-    /// headers are not linear (deliberate difference: tun.c also
-    /// `WARN_ON_ONCE`s, which a user can trigger), `EBUSY` when the context
-    /// is being polled or disabled; the skb is freed on either.
-    pub(crate) fn gro_frags<P>(self, dev: &NetDevice<P>) -> Result {
-        let napi = self.sock.napi();
+    /// the skb into the context and `napi_gro_frags()`, synchronously.
+    /// `ENOMEM` when the headers are not linear (deliberate difference:
+    /// tun.c also `WARN_ON_ONCE`s, which a user can trigger), `EBUSY` when
+    /// the context is being polled, disabled, deleted or no longer `dev`'s;
+    /// the skb is freed on either.
+    pub(crate) fn gro_frags<P>(self, dev: &NetDevice<P>, _rcu: &RcuReadGuard) -> Result {
+        let sock = self.sock;
         let skb = self.skb.as_ptr();
-        // SAFETY: The context's filled skb, ours under the mutex; it has
-        // the headroom `napi_alloc_skb()` reserved (at least `NET_SKB_PAD`,
-        // and the Ethernet header was pulled from it); `dev` is live.
+        // SAFETY: Our filled skb; it has the headroom `napi_alloc_skb()`
+        // reserved (at least `NET_SKB_PAD`, and the Ethernet header was
+        // pulled from it); `dev` is live.
         let headlen_ok = unsafe {
             bindings::skb_push(skb, bindings::ETH_HLEN);
             let linear = bindings::rtun_skb_headlen(skb);
@@ -470,33 +545,55 @@ impl NapiFrags<'_> {
         if !headlen_ok {
             return Err(ENOMEM);
         }
-        // SAFETY: The context is set up; `napi_schedule_prep()` makes it
-        // ours for this one GRO call, which consumes its skb (or keeps it
-        // for reuse, as the context's): either way no longer ours. Bottom
-        // halves off as `napi_gro_frags()` wants.
+        // The context's state and device change under rtnl and, for a
+        // delete, under the mutex we hold: still on `dev`'s list.
+        if sock.1.get() != State::Enabled || sock.1.dev.load(Ordering::Relaxed) != dev.as_ptr() {
+            return Err(EBUSY);
+        }
+        let napi = sock.napi();
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: The context is on `dev`'s list (checked above, under the
+        // mutex), so `napi_schedule_prep()` may be tried; when it succeeds
+        // the context is ours for this one GRO call. `napi->skb` is only
+        // touched under the mutex (or by GRO, which we run): the skb a
+        // previous call left for reuse is set aside, ours goes in, and
+        // `napi_gro_frags()` consumes it (or keeps it for reuse, as the
+        // context's: either way no longer ours). The one set aside goes
+        // back if the context has none now, else it is freed. Bottom
+        // halves off as `napi_gro_frags()` wants. Then the mutex goes.
         unsafe {
             if !bindings::napi_schedule_prep(napi) {
+                ManuallyDrop::drop(&mut this.skb);
+                sock.napi_unlock();
                 return Err(EBUSY);
             }
+            let skb = ManuallyDrop::take(&mut this.skb).into_raw();
             inline::local_bh_disable();
+            let cached = (*napi).skb;
+            (*napi).skb = skb;
             bindings::napi_gro_frags(napi);
+            if !cached.is_null() {
+                if (*napi).skb.is_null() {
+                    (*napi).skb = cached;
+                } else {
+                    bindings::rtun_kfree_skb(cached);
+                }
+            }
             bindings::rtun_napi_complete(napi);
             inline::local_bh_enable();
+            sock.napi_unlock();
         }
-        let this = ManuallyDrop::new(self);
-        // SAFETY: The mutex is ours (invariant); the skb went to GRO.
-        unsafe { bindings::rtun_mutex_unlock(this.sock.napi_mutex()) };
         Ok(())
     }
 }
 
-impl Drop for NapiFrags<'_> {
+impl Drop for NapiFragsLocked<'_> {
     fn drop(&mut self) {
-        // SAFETY: The mutex is ours; the context's skb is this one
-        // (invariant), freed and forgotten by `napi_free_frags()`.
+        // SAFETY: The skb is ours and the mutex held (invariant); this is
+        // the last use of either.
         unsafe {
-            bindings::rtun_napi_free_frags(self.sock.napi());
-            bindings::rtun_mutex_unlock(self.sock.napi_mutex());
+            ManuallyDrop::drop(&mut self.skb);
+            self.sock.napi_unlock();
         }
     }
 }

@@ -1573,6 +1573,8 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("vnet_gso_tcp6_write", vnet::t_vnet_gso_tcp6_write, &[RUST, C]),
     ("napi", vnet::t_napi, &[RUST, C]),
     ("napi_frags", vnet::t_napi_frags, &[RUST, C]),
+    ("napi_frags_delete_during_write", vnet::t_napi_frags_delete_during_write, &[RUST, C]),
+    ("delete_under_writers", vnet::t_delete_under_writers, &[RUST, C]),
     ("compat_32bit", clients::t_compat_32bit, &[RUST]),
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),
