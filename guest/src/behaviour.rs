@@ -699,13 +699,21 @@ fn flow_dev(n: Node, name: &str, net: u8) -> Result<(Vec<Tun>, std::net::UdpSock
 }
 
 /// Sends `count` replies to the peer's `port` and returns how many of them
-/// each queue read (other packets are drained and ignored).
+/// each queue read, once all `count` are read or 500 ms passed (other
+/// packets are drained and ignored).
 fn replies_per_queue(q: &[Tun], sock: &std::net::UdpSocket, net: u8, port: u16, count: usize) -> Result<Vec<usize>, String> {
     for _ in 0..count {
         sock.send_to(b"back", format!("10.{net}.0.2:{port}")).map_err(|e| e.to_string())?;
     }
-    thread::sleep(Duration::from_millis(30));
-    Ok(q.iter().map(|t| drain_ports(t).iter().filter(|&&p| p == port).count()).collect())
+    let mut got = vec![0; q.len()];
+    let t0 = Instant::now();
+    while got.iter().sum::<usize>() < count && t0.elapsed() < Duration::from_millis(500) {
+        for (k, t) in q.iter().enumerate() {
+            got[k] += drain_ports(t).iter().filter(|&&p| p == port).count();
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    Ok(got)
 }
 
 /// A known flow written from another queue moves to it (tun_flow_update's
