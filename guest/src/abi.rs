@@ -690,3 +690,64 @@ fn interrupt_thread(tid: i32) {
         libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, libc::SIGUSR2);
     }
 }
+
+/// `TUNSETSNDBUF` on any queue of a multi-queue device sets the send
+/// buffer of every attached queue (tun.c's `tun_set_sndbuf()`); a queue
+/// detached at the time keeps its own, also once re-attached (tun.c 6.12
+/// hands the device's value to no file at attach).
+pub fn t_sndbuf_all_queues(n: Node) -> TestResult {
+    let q = mq_open(n.path, "rt-sbq", IFF_TUN | IFF_NO_PI, 3)?;
+    let all = |q: &[Tun]| q.iter().map(|t| get_int(t.fd(), TUNGETSNDBUF)).collect::<Vec<_>>();
+    ioctl_int(q[2].fd(), TUNSETSNDBUF, 4096).map_err(|e| format!("TUNSETSNDBUF on queue 2: {e}"))?;
+    check!(all(&q) == [Ok(4096); 3], "after TUNSETSNDBUF 4096 on queue 2: {:?}", all(&q));
+    ioctl_int(q[0].fd(), TUNSETSNDBUF, 20000).map_err(|e| format!("TUNSETSNDBUF on queue 0: {e}"))?;
+    check!(all(&q) == [Ok(20000); 3], "after TUNSETSNDBUF 20000 on queue 0: {:?}", all(&q));
+    setqueue(&q[1], IFF_DETACH_QUEUE).map_err(|e| format!("detach: {e}"))?;
+    ioctl_int(q[2].fd(), TUNSETSNDBUF, 8192).map_err(|e| format!("TUNSETSNDBUF with queue 1 detached: {e}"))?;
+    check!(all(&q) == [Ok(8192), Ok(20000), Ok(8192)], "with queue 1 detached: {:?}", all(&q));
+    setqueue(&q[1], IFF_ATTACH_QUEUE).map_err(|e| format!("attach: {e}"))?;
+    check!(all(&q) == [Ok(8192), Ok(20000), Ok(8192)], "queue 1 re-attached: {:?}", all(&q));
+    ioctl_int(q[1].fd(), TUNSETSNDBUF, 6000).map_err(|e| format!("TUNSETSNDBUF on queue 1: {e}"))?;
+    check!(all(&q) == [Ok(6000); 3], "after TUNSETSNDBUF 6000 on queue 1: {:?}", all(&q));
+    Ok(())
+}
+
+/// `dev->addr_len` after `TUNSETLINK` of each link type
+/// `tun_get_addr_len()` names, and of a few it does not (0), as sysfs
+/// `type` and `addr_len` show them.
+pub fn t_setlink_addr_len(n: Node) -> TestResult {
+    // (ARPHRD_*, addr_len): <uapi/linux/if_arp.h> and tun.c 6.12.
+    const TYPES: &[(u32, &str, u32)] = &[
+        (0, "NETROM", 7),
+        (1, "ETHER", 6),
+        (3, "AX25", 0),
+        (6, "IEEE802", 6),
+        (32, "INFINIBAND", 0),
+        (270, "ROSE", 5),
+        (512, "PPP", 0),
+        (768, "TUNNEL", 4),
+        (769, "TUNNEL6", 16),
+        (772, "LOOPBACK", 0),
+        (773, "LOCALTLK", 1),
+        (774, "FDDI", 6),
+        (776, "SIT", 4),
+        (778, "IPGRE", 4),
+        (780, "HIPPI", 6),
+        (801, "IEEE80211", 0),
+        (804, "IEEE802154", 8),
+        (805, "IEEE802154_MONITOR", 8),
+        (821, "PHONET_PIPE", 0),
+        (823, "IP6GRE", 16),
+        (825, "6LOWPAN", 8),
+        (0xfffe, "NONE", 0),
+    ];
+    for kind in [IFF_TUN, IFF_TAP] {
+        let t = Tun::create(n.path, "rt-sla", kind | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+        for &(ty, what, len) in TYPES {
+            ioctl_val(t.fd(), TUNSETLINK, ty.into()).map_err(|e| format!("TUNSETLINK {what}: {e}"))?;
+            let (got_ty, got_len) = (sysfs("rt-sla", "type"), sysfs("rt-sla", "addr_len"));
+            check!(got_ty == ty.to_string() && got_len == len.to_string(), "{kind:#x}: ARPHRD_{what} ({ty}): type {got_ty}, addr_len {got_len}, want {len}");
+        }
+    }
+    Ok(())
+}
