@@ -67,7 +67,7 @@ impl FileOps for TunChr {
         tun_chr_write_iter(tfile, from, noblock)
     }
 
-    fn poll(tfile: &TunFile, table: &PollTable) -> u32 {
+    fn poll<'f>(tfile: &'f TunFile, table: &PollTable<'f>) -> u32 {
         tun_chr_poll(tfile, table)
     }
 
@@ -460,7 +460,7 @@ fn tun_chr_write_iter(tfile: &TunFile, from: &mut IovIter, noblock: bool) -> Res
 }
 
 /// `tun_chr_poll()`.
-fn tun_chr_poll(tfile: &TunFile, table: &PollTable) -> u32 {
+fn tun_chr_poll<'f>(tfile: &'f TunFile, table: &PollTable<'f>) -> u32 {
     let Some(dev) = tfile.tun.get() else {
         return poll::ERR;
     };

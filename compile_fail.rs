@@ -8,7 +8,8 @@
 //! replacement of the slot, a device found under rtnl cannot leave the
 //! lock's section, rtnl-locked data is never shared and mutable at once,
 //! an `RcuArc` is only as thread-safe as what it holds, and a per-device
-//! debugfs file reads only the kind of device it was made for.
+//! debugfs file reads only the kind of device it was made for, and a poll
+//! table takes only wait queues that live as long as the polled file.
 
 #![allow(dead_code, unused_variables, unused_imports)]
 
@@ -83,4 +84,12 @@ fn dev_file_of_other_priv(dev: &crate::TunDev) {
             rtnl,
         )
     });
+}
+
+/// A wait queue that does not live as long as the polled file's private
+/// data cannot be registered with its poll table: epoll keeps the entry
+/// until the file's release ("lifetime may not live long enough").
+#[cfg(rtun_compile_fail = "poll_wait_foreign_queue")]
+fn poll_wait_foreign_queue<'f>(table: &crate::sys::PollTable<'f>, other: &crate::sys::WaitQueue) {
+    table.wait(other);
 }

@@ -16,6 +16,7 @@ cases=(
 	"rcuarc_needs_sync:E0277"
 	"rtnl_locked_needs_send:E0277"
 	"dev_file_of_other_priv:E0308"
+	"poll_wait_foreign_queue:E0621|lifetime may not live long enough"
 	# In sys/inline.rs (its field helper is private to sys/).
 	"cfield_of_other_struct:E0308:sys/inline.rs"
 	"cfield_of_other_size:C field size differs:sys/inline.rs"

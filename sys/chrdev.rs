@@ -22,7 +22,9 @@ pub(crate) trait FileOps: 'static {
     /// `write_iter`.
     fn write_iter(data: &Self::Data, from: &mut IovIter, noblock: bool) -> Result<usize>;
     /// `poll`: the ready mask.
-    fn poll(data: &Self::Data, table: &PollTable) -> u32;
+    /// `'f` is how long the file's private data lives, until its release
+    /// ([`PollTable`]'s brand).
+    fn poll<'f>(data: &'f Self::Data, table: &PollTable<'f>) -> u32;
     /// `unlocked_ioctl`, and `compat_ioctl` for 32-bit callers with
     /// [`IoctlAbi::Compat`] (`arg` is then already a 64-bit address or the
     /// zero-extended value: on x86_64 `compat_ptr()` is that too).
@@ -190,9 +192,10 @@ impl<T: FileOps> FopsAdapter<T> {
         file: *mut bindings::file,
         table: *mut bindings::poll_table_struct,
     ) -> c_uint {
-        // SAFETY: An open file of `T`'s.
-        let data = unsafe { Self::data(file) };
-        T::poll(data, &PollTable { file, table })
+        // SAFETY: An open file of `T`'s, whose private data lives until its
+        // release; `file` and `table` are valid for the call.
+        let (data, table) = unsafe { (Self::data(file), PollTable::new(file, table)) };
+        T::poll(data, &table)
     }
 
     /// # Safety

@@ -265,12 +265,21 @@ impl Drop for DebugfsRootRegistration {
 
 /// A device's debugfs directory, `<root>/<ifname>` (with `@<netns inode>`
 /// outside the initial network namespace: names are per namespace).
-pub(crate) struct DevDebugfs(AtomicPtr<bindings::dentry>);
+///
+/// While the directory exists this holds a reference on its device
+/// (`dev_hold`), whose files read it: the device cannot be freed under
+/// them, whatever the driver does. A driver that forgets [`DevDebugfs::remove`]
+/// before unregistration completes makes it wait ("unregister_netdevice:
+/// waiting for ..."): a bug, not a use-after-free.
+pub(crate) struct DevDebugfs(AtomicPtr<bindings::dentry>, AtomicPtr<bindings::net_device>);
 
 impl DevDebugfs {
     /// No directory.
     pub(crate) const fn new() -> Self {
-        Self(AtomicPtr::new(ptr::null_mut()))
+        Self(
+            AtomicPtr::new(ptr::null_mut()),
+            AtomicPtr::new(ptr::null_mut()),
+        )
     }
 
     /// Creates the directory under `root` with `files` for `dev`, replacing
@@ -303,28 +312,40 @@ impl DevDebugfs {
         let Some(dir) = Dentry::dir(name, Some(&root)) else {
             return;
         };
+        // SAFETY: A live device (borrowed); the reference is the
+        // directory's, given back by `remove` after the directory is gone.
+        unsafe { bindings::rtun_dev_hold(dev.as_ptr()) };
         let data = ptr::from_ref(dev).cast::<c_void>();
         for (file, fops) in files {
             // SAFETY: The fops are per-device ones for devices holding a
-            // `P`, and the device outlives its directory: the driver removes
-            // it before the device can be freed (at `NETDEV_UNREGISTER`, in
-            // `ndo_uninit`), and removal waits for the files' users.
+            // `P`, and the device outlives its directory: the directory
+            // holds a reference on it (taken above), given back only after
+            // removal, which waits for the files' users.
             unsafe { dir.file_with(file, fops.untyped(), data) };
         }
         let old = self.0.swap(
             core::mem::ManuallyDrop::new(dir).0.as_ptr(),
             Ordering::AcqRel,
         );
-        // INVARIANT: at most one directory is owned at a time.
+        // INVARIANT: at most one directory is owned at a time (`remove`
+        // above emptied it; rtnl serialises `create`).
         if let Some(old) = NonNull::new(old) {
             drop(Dentry(old));
         }
+        self.1.store(dev.as_ptr(), Ordering::Release);
     }
 
-    /// Removes the directory, waiting for its files' users.
+    /// Removes the directory, waiting for its files' users, and gives back
+    /// its reference on the device.
     pub(crate) fn remove(&self) {
         if let Some(d) = NonNull::new(self.0.swap(ptr::null_mut(), Ordering::AcqRel)) {
             drop(Dentry(d));
+        }
+        let dev = self.1.swap(ptr::null_mut(), Ordering::AcqRel);
+        if !dev.is_null() {
+            // SAFETY: The reference `create` took for the directory, which
+            // is gone, with its files' users.
+            unsafe { bindings::rtun_dev_put(dev) };
         }
     }
 }

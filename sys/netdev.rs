@@ -371,7 +371,20 @@ impl<P> Drop for DevRef<P> {
 
 /// A device pointer that readers take references from under RCU
 /// (`tun_file->tun` in tun.c).
+///
+/// While a device is published here the `RcuDev` holds a reference on it
+/// (`dev_hold`), given back when it is unpublished: a device cannot be
+/// freed while an `RcuDev` points at it, whatever the driver does. A driver
+/// that forgets to unpublish a device makes its unregistration wait
+/// ("unregister_netdevice: waiting for ..."): a bug, not a use-after-free.
+/// (tun.c's `tfile->tun` holds no reference; it relies on `tun_detach_all()`
+/// clearing every pointer in `ndo_uninit`, which the driver still does.)
+/// Dropping an `RcuDev` that still publishes a device leaks the reference.
 pub(crate) struct RcuDev<P>(AtomicPtr<bindings::net_device>, PhantomData<P>);
+
+/// The device whose `ndo_uninit` is running (set by [`Adapter::uninit`],
+/// under rtnl), for [`RcuDev::set`].
+static UNINIT_DEV: AtomicPtr<bindings::net_device> = AtomicPtr::new(ptr::null_mut());
 
 impl<P> RcuDev<P> {
     /// No device.
@@ -383,24 +396,23 @@ impl<P> RcuDev<P> {
     pub(crate) fn get(&self) -> Option<DevRef<P>> {
         let _rcu = RcuReadGuard::new();
         let p = self.0.load(Ordering::Acquire);
-        // SAFETY: `p` was published by `set` while the device was
-        // registered, and read inside `_rcu`. A device is freed only after
-        // the `synchronize_net()` that `unregister_netdevice` runs after
-        // `ndo_uninit`, and the driver's `ndo_uninit` unpublishes every
-        // pointer to it (the contract of `set`); pointers unpublished
-        // earlier belong to a device still registered at that moment, so
-        // the same holds. Either way the device outlives `_rcu`, which
-        // spans the `dev_hold`; from there the reference keeps it.
+        // SAFETY: `p` was read inside `_rcu`. While it is published the
+        // `RcuDev`'s reference keeps the device; once it is unpublished,
+        // `set` gives that reference back only when a grace period will
+        // pass before the device can be freed (see there). Either way the
+        // device outlives `_rcu`, which spans the `dev_hold`; from there
+        // our reference keeps it.
         (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) }.hold())
     }
 
     /// The device, under rtnl, valid for the whole rtnl section `'g`.
     pub(crate) fn get_rtnl<'g>(&self, _rtnl: &Rtnl<'g>) -> Option<&'g NetDevice<P>> {
         let p = self.0.load(Ordering::Acquire);
-        // SAFETY: Devices are published and unpublished under rtnl, and
-        // unpublished before their unregistration completes (`set`), so a
-        // pointer read under rtnl is a device registered at the start of
-        // this section: freed, if at all, only in `rtnl_unlock()`, after `'g`.
+        // SAFETY: Devices are published and unpublished under rtnl, so a
+        // pointer read under rtnl is of a device this `RcuDev` holds a
+        // reference on until at least the end of the section `'g` (an
+        // unpublish needs `&Rtnl` and the reference only goes with it; the
+        // device is then freed, if at all, only after `rtnl_unlock()`).
         (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) })
     }
 
@@ -409,14 +421,34 @@ impl<P> RcuDev<P> {
         !self.0.load(Ordering::Relaxed).is_null()
     }
 
-    /// Publishes `dev` (or none). Readers may hold the old device until the
-    /// next grace period (see `get`). The driver unpublishes a device from
-    /// every `RcuDev` in its `ndo_uninit` at the latest.
+    /// Publishes `dev` (or none), taking a reference on it and giving back
+    /// the one on the device published before. Readers may still see the
+    /// old device until the next grace period (see `get`): its reference
+    /// goes at once when the device is registered or in its `ndo_uninit`
+    /// (unregistration's `synchronize_net()` after `ndo_uninit` comes
+    /// before the device can be freed), and after a `synchronize_net()`
+    /// here otherwise (unpublished only after its unregistration: may
+    /// sleep).
     pub(crate) fn set(&self, dev: Option<&NetDevice<P>>, _rtnl: &Rtnl<'_>) {
-        self.0.store(
-            dev.map_or(ptr::null_mut(), |d| d.as_ptr()),
-            Ordering::Release,
-        );
+        let new = dev.map_or(ptr::null_mut(), |d| {
+            // SAFETY: A live device (borrowed); the reference is this
+            // `RcuDev`'s while `d` is published.
+            unsafe { bindings::rtun_dev_hold(d.as_ptr()) };
+            d.as_ptr()
+        });
+        let old = self.0.swap(new, Ordering::AcqRel);
+        if old.is_null() {
+            return;
+        }
+        // SAFETY: `old` was published, so we hold a reference on it: live.
+        let old_dev = unsafe { NetDevice::<P>::from_raw(old) };
+        if !old_dev.is_registered() && UNINIT_DEV.load(Ordering::Relaxed) != old {
+            synchronize_net();
+        }
+        // SAFETY: Gives back the reference taken when `old` was published;
+        // no RCU reader that loaded `old` can take a new one after the
+        // grace period that comes before the device may be freed.
+        unsafe { bindings::rtun_dev_put(old) };
     }
 }
 
@@ -744,7 +776,11 @@ impl<T: NetDevOps> Adapter<T> {
         // `unregister_netdevice*`: reached from the driver only through
         // `NetDeviceBuilder::register` and `NetDevice::unregister`, which
         // hold its token mutably borrowed.
-        unsafe { Rtnl::assume_held(|rtnl| T::uninit(NetDevice::from_raw(dev), rtnl)) };
+        unsafe {
+            UNINIT_DEV.store(dev, Ordering::Relaxed);
+            Rtnl::assume_held(|rtnl| T::uninit(NetDevice::from_raw(dev), rtnl));
+            UNINIT_DEV.store(ptr::null_mut(), Ordering::Relaxed);
+        }
     }
 
     /// # Safety

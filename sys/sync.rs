@@ -554,18 +554,45 @@ pub(crate) mod poll {
     pub(crate) const ERR: u32 = bindings::RTUN_EPOLLERR;
 }
 
-/// The `poll_table` of one `poll()` call.
-pub(crate) struct PollTable {
-    pub(super) file: *mut bindings::file,
-    pub(super) table: *mut bindings::poll_table_struct,
+/// The `poll_table` of one `poll()` call on a file whose private data is
+/// borrowed for `'f`.
+///
+/// `'f` is a brand: invariant, and the lifetime of the `&'f` borrow of the
+/// file's private data that the `poll` callback gets, which the file keeps
+/// until its release. A wait queue registered with [`PollTable::wait`] must
+/// live that long, because epoll keeps its entry on the queue until the
+/// polled file is released (`eventpoll_release()` in `__fput()`), not until
+/// `poll()` returns: only a queue reached from the private data (or a
+/// `'static` one) is `&'f`. One reached from a device, or any other object
+/// borrowed for less, does not compile.
+pub(crate) struct PollTable<'f> {
+    file: *mut bindings::file,
+    table: *mut bindings::poll_table_struct,
+    _brand: PhantomData<fn(&'f ()) -> &'f ()>,
 }
 
-impl PollTable {
+impl<'f> PollTable<'f> {
+    /// # Safety
+    ///
+    /// `file` and `table` are the `poll` callback's, valid for the call;
+    /// the file's private data lives for `'f`, until the file's release.
+    pub(super) unsafe fn new(
+        file: *mut bindings::file,
+        table: *mut bindings::poll_table_struct,
+    ) -> Self {
+        Self {
+            file,
+            table,
+            _brand: PhantomData,
+        }
+    }
+
     /// `poll_wait()`: registers `wq` with the caller of `poll()`.
-    pub(crate) fn wait(&self, wq: &WaitQueue) {
-        // SAFETY: `file` and `table` come from the `poll` callback and are
-        // valid during it; `wq` lives as long as the file (it belongs to the
-        // file's `TunFile`), and poll tables are torn down before release.
+    pub(crate) fn wait(&self, wq: &'f WaitQueue) {
+        // SAFETY: `file` and `table` are valid during the callback (`new`'s
+        // contract); `wq` lives for `'f`, until the file's release, after
+        // which the poll tables' entries are gone (`eventpoll_release()`;
+        // `poll()`/`select()` remove theirs before they return).
         unsafe { bindings::rtun_poll_wait(self.file, wq.head.get(), self.table) };
     }
 }
