@@ -47,8 +47,8 @@ mod xmit;
 
 use flow_table::FlowTable;
 use sys::{
-    nla_total_size, AttrGroup, AttrList, DebugfsFops, DebugfsRoot, DevAttrShow, DevAttribute,
-    Channels, DevDebugfs, DevOps, DrvInfo, FileOperations, LinkKsettings, LinkOps, MiscDevice,
+    nla_total_size, AttrGroup, AttrList, Channels, DebugfsFops, DebugfsRoot, DevAttrShow,
+    DevAttribute, DevDebugfs, DevOps, DrvInfo, FileOperations, LinkKsettings, LinkOps, MiscDevice,
     NetDevice, NetDriver, NetNs, NlMsg, Notifier, PerCpuCounters, Proto, RcuArc, RcuDev, Rtnl,
     RtnlLocked, SkbRing, Sock, SockFprog, SysfsBuf, WaitQueue,
 };
