@@ -668,12 +668,12 @@ impl<D: NetDriver> EthtoolTable<D> {
         dev: *mut bindings::net_device,
         cmd: *const bindings::ethtool_link_ksettings,
     ) -> c_int {
+        // CAST: `LinkKsettings` is transparent over the C struct.
+        let ks = cmd.cast::<LinkKsettings>();
         // SAFETY: As `get_link_ksettings`; `cmd` is valid for reads for the
-        // call, and `LinkKsettings` is transparent over it.
+        // call.
         unsafe {
-            Rtnl::assume_held(|rtnl| {
-                D::set_link_ksettings(NetDevice::from_raw(dev), &*cmd.cast(), rtnl)
-            })
+            Rtnl::assume_held(|rtnl| D::set_link_ksettings(NetDevice::from_raw(dev), &*ks, rtnl))
         };
         0
     }
