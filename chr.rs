@@ -388,9 +388,7 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
             // context's poll. `EBUSY` (the queue is detached) is not
             // counted as a drop, as tun.c.
             Locked::Skb(skb) if tfile.sock.napi_enabled() => tfile.sock.napi_receive(skb, false)?,
-            // `tun_rx_batched()` without batching (tun.c's default):
-            // straight into the stack, with bottom halves off.
-            Locked::Skb(skb) => skb.netif_receive_skb(&sys::BhDisabled::new()),
+            Locked::Skb(skb) => tun_rx_batched(skb),
         }
     }
     dev.sw_netstats_rx_add(len as u32);
@@ -401,8 +399,21 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
     Ok(total)
 }
 
-/// A written packet: an skb of our own, or (`IFF_NAPI_FRAGS`) the NAPI
-/// context's, which must go back through it. Both read as [`SkBuff`].
+/// `tun_rx_batched()`: a written packet straight into the stack, with
+/// bottom halves off, in the writer's context. tun.c holds packets back on
+/// the socket's write queue (up to `tun->rx_batched`, ethtool's
+/// `rx-frames`) only while its caller says more follow (`more`): only
+/// `tun_sendmsg()` with `MSG_MORE` does, for vhost-net, never a `write(2)`
+/// (`tun_chr_write_iter()` passes false). rust_tun has no `sendmsg`, so
+/// every packet goes on at once whatever `rx_batched` says, as a write's
+/// does in tun.c.
+fn tun_rx_batched(skb: SkBuff) {
+    skb.netif_receive_skb(&sys::BhDisabled::new())
+}
+
+/// A written packet: an skb of our own, or (`IFF_NAPI_FRAGS`) one taken
+/// from the NAPI context, which must go back through it. Both read as
+/// [`SkBuff`].
 enum Pkt<'a> {
     Skb(SkBuff),
     Frags(NapiFrags<'a>),

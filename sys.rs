@@ -108,6 +108,8 @@ unsafe trait ZeroIsValid {}
 unsafe impl ZeroIsValid for bindings::net_device_ops {}
 // SAFETY: Integers, pointers and optional function pointers only.
 unsafe impl ZeroIsValid for bindings::ethtool_ops {}
+// SAFETY: Integers and bitmaps only.
+unsafe impl ZeroIsValid for bindings::ethtool_link_ksettings {}
 // SAFETY: Integers, pointers and optional function pointers only.
 unsafe impl ZeroIsValid for bindings::file_operations {}
 // SAFETY: Integers, pointers, a list head and optional function pointers.

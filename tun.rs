@@ -47,10 +47,10 @@ mod xmit;
 
 use flow_table::FlowTable;
 use sys::{
-    nla_total_size, AttrGroup, AttrList, DebugfsFops, DebugfsRoot, DevAttrShow, DevAttribute,
-    DevDebugfs, DevOps, DrvInfo, FileOperations, LinkOps, MiscDevice, NetDevice, NetDriver, NetNs,
-    NlMsg, Notifier, PerCpuCounters, Proto, RcuArc, RcuDev, RtnlLocked, SkbRing, Sock, SockFprog,
-    SysfsBuf, WaitQueue,
+    nla_total_size, AttrGroup, AttrList, Channels, DebugfsFops, DebugfsRoot, DevAttrShow,
+    DevAttribute, DevDebugfs, DevOps, DrvInfo, FileOperations, LinkKsettings, LinkOps, MiscDevice,
+    NetDevice, NetDriver, NetNs, NlMsg, Notifier, PerCpuCounters, Proto, RcuArc, RcuDev, Rtnl,
+    RtnlLocked, SkbRing, Sock, SockFprog, SysfsBuf, WaitQueue,
 };
 use txfilter::TxFilter;
 
@@ -212,6 +212,12 @@ pub(crate) struct Tun {
     /// `tun->set_features`: the offloads of the last `TUNSETOFFLOAD`,
     /// which `ndo_fix_features` lets through; rtnl.
     set_features: AtomicU64,
+    /// `tun->link_ksettings`: what ethtool reports of the link and stores
+    /// when told (`ethtool -s`).
+    link_ksettings: RtnlLocked<LinkKsettings>,
+    /// `tun->rx_batched`: ethtool's `rx-frames` (`ethtool -C`), at most
+    /// `NAPI_POLL_WEIGHT`; see `chr::tun_rx_batched`.
+    rx_batched: AtomicU32,
     /// Behave like tun before the rps_needed/rfs_needed patches. Fixed at
     /// creation from the `unguarded` module parameter; the transmit path
     /// reads it from the device's ops table, not from here.
@@ -243,6 +249,8 @@ impl Tun {
             msg_enable: AtomicU32::new(0),
             vnet_hdr_sz: AtomicI32::new(VNET_HDR_SZ_MIN),
             set_features: AtomicU64::new(0),
+            link_ksettings: RtnlLocked::new(tun_default_link_ksettings()),
+            rx_batched: AtomicU32::new(0),
             unguarded,
             flows <- FlowTable::new(sys::param_flow_ageing()),
             stats: TunStats::new()?,
@@ -338,6 +346,41 @@ impl NetDriver for TunDriver {
         dev.priv_().msg_enable.store(level, Ordering::Relaxed)
     }
 
+    /// `tun_get_link_ksettings()`.
+    fn link_ksettings<'a>(dev: &'a TunDev, rtnl: &'a Rtnl<'_>) -> &'a LinkKsettings {
+        dev.priv_().link_ksettings.get(rtnl)
+    }
+
+    /// `tun_set_link_ksettings()`: stored as given, as tun.c.
+    fn set_link_ksettings(dev: &TunDev, ks: &LinkKsettings, rtnl: &mut Rtnl<'_>) {
+        *dev.priv_().link_ksettings.get_mut(rtnl) = ks.clone();
+    }
+
+    /// `tun_get_channels()`: a combined channel per attached queue.
+    fn channels(dev: &TunDev) -> Channels {
+        let tun = dev.priv_();
+        Channels {
+            combined_count: tun.numqueues(),
+            max_combined: if tun.flags() & IFF_MULTI_QUEUE != 0 {
+                MAX_TAP_QUEUES as u32
+            } else {
+                1
+            },
+        }
+    }
+
+    /// `tun_get_coalesce()`.
+    fn rx_max_coalesced_frames(dev: &TunDev) -> u32 {
+        dev.priv_().rx_batched.load(Ordering::Relaxed)
+    }
+
+    /// `tun_set_coalesce()`: at most `NAPI_POLL_WEIGHT`.
+    fn set_rx_max_coalesced_frames(dev: &TunDev, frames: u32) {
+        dev.priv_()
+            .rx_batched
+            .store(frames.min(bindings::NAPI_POLL_WEIGHT), Ordering::Relaxed)
+    }
+
     /// `tun_get_size()`: owner, group, type, pi, vnet_hdr, persist,
     /// multi_queue, numqueues, numdisabled.
     fn get_size(_dev: &TunDev) -> usize {
@@ -376,6 +419,17 @@ impl NetDriver for TunDriver {
         }
         Ok(())
     }
+}
+
+/// `tun_default_link_ksettings()`: 10 Gb/s, full duplex, twisted pair,
+/// no autonegotiation, no link modes.
+const fn tun_default_link_ksettings() -> LinkKsettings {
+    LinkKsettings::new(
+        bindings::SPEED_10000,
+        bindings::DUPLEX_FULL as u8,
+        bindings::PORT_TP as u8,
+        bindings::AUTONEG_DISABLE as u8,
+    )
 }
 
 /// Drop-in mode (the `dropin` module parameter, fixed at load): rust_tun

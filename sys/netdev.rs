@@ -462,6 +462,44 @@ pub(crate) struct DrvInfo {
     pub(crate) bus_info: &'static [u8],
 }
 
+/// What `ethtool DEV` says of a device's link and `ethtool -s` sets
+/// (`struct ethtool_link_ksettings`: speed, duplex, port,
+/// autonegotiation, link modes); what sysfs `speed`/`duplex`, bonding and
+/// the bridge's STP port cost read.
+#[repr(transparent)]
+pub(crate) struct LinkKsettings(bindings::ethtool_link_ksettings);
+
+impl LinkKsettings {
+    /// A link without link modes (each mask zero, as
+    /// `ethtool_link_ksettings_zero_link_mode()` leaves it) at `speed` Mb/s
+    /// (`SPEED_*`), `duplex` (`DUPLEX_*`), `port` (`PORT_*`), `autoneg`
+    /// (`AUTONEG_*`), PHY address 0.
+    pub(crate) const fn new(speed: u32, duplex: u8, port: u8, autoneg: u8) -> Self {
+        let mut ks: bindings::ethtool_link_ksettings = zeroed();
+        ks.base.speed = speed;
+        ks.base.duplex = duplex;
+        ks.base.port = port;
+        ks.base.autoneg = autoneg;
+        Self(ks)
+    }
+}
+
+impl Clone for LinkKsettings {
+    fn clone(&self) -> Self {
+        // SAFETY: Integers and bitmaps only (the user ABI's flexible array
+        // of masks is empty in the kernel's struct): a bitwise copy is the
+        // `memcpy()` C copies it with.
+        Self(unsafe { ptr::read(&self.0) })
+    }
+}
+
+/// What `ethtool -l` says of a device's channels: its combined (rx and tx)
+/// channels, now and at most.
+pub(crate) struct Channels {
+    pub(crate) combined_count: u32,
+    pub(crate) max_combined: u32,
+}
+
 /// A net device driver whose devices' private areas hold a `Priv`.
 pub(crate) trait NetDriver: 'static {
     /// The private area.
@@ -474,6 +512,19 @@ pub(crate) trait NetDriver: 'static {
     fn msglevel(dev: &NetDevice<Self::Priv>) -> u32;
     /// `ethtool_ops.set_msglevel`.
     fn set_msglevel(dev: &NetDevice<Self::Priv>, level: u32);
+    /// `ethtool_ops.get_link_ksettings`, under rtnl.
+    fn link_ksettings<'a>(dev: &'a NetDevice<Self::Priv>, rtnl: &'a Rtnl<'_>) -> &'a LinkKsettings;
+    /// `ethtool_ops.set_link_ksettings`, under rtnl.
+    fn set_link_ksettings(dev: &NetDevice<Self::Priv>, ks: &LinkKsettings, rtnl: &mut Rtnl<'_>);
+    /// `ethtool_ops.get_channels`, under rtnl.
+    fn channels(dev: &NetDevice<Self::Priv>) -> Channels;
+    /// `ethtool_ops.get_coalesce`'s `rx_max_coalesced_frames` (`ethtool -c`
+    /// `rx-frames`), the one coalescing parameter the layer passes on
+    /// (`supported_coalesce_params`: the ethtool core refuses to set
+    /// others, `EOPNOTSUPP`, and reports them 0).
+    fn rx_max_coalesced_frames(dev: &NetDevice<Self::Priv>) -> u32;
+    /// `ethtool_ops.set_coalesce`'s `rx_max_coalesced_frames`, under rtnl.
+    fn set_rx_max_coalesced_frames(dev: &NetDevice<Self::Priv>, frames: u32);
     /// `rtnl_link_ops.get_size`: the most [`NetDriver::fill_info`] puts.
     fn get_size(dev: &NetDevice<Self::Priv>) -> usize;
     /// `rtnl_link_ops.fill_info`: the driver's `IFLA_INFO_DATA` attributes.
@@ -605,12 +656,114 @@ struct EthtoolTable<D>(PhantomData<D>);
 
 impl<D: NetDriver> EthtoolTable<D> {
     const OPS: bindings::ethtool_ops = bindings::ethtool_ops {
+        supported_coalesce_params: bindings::RTUN_ETHTOOL_COALESCE_RX_MAX_FRAMES,
         get_drvinfo: Some(Self::get_drvinfo),
         get_msglevel: Some(Self::get_msglevel),
         set_msglevel: Some(Self::set_msglevel),
         get_link: Some(bindings::ethtool_op_get_link),
+        get_channels: Some(Self::get_channels),
+        // Software time stamps on both paths, no hardware clock.
+        get_ts_info: Some(bindings::ethtool_op_get_ts_info),
+        get_coalesce: Some(Self::get_coalesce),
+        set_coalesce: Some(Self::set_coalesce),
+        get_link_ksettings: Some(Self::get_link_ksettings),
+        set_link_ksettings: Some(Self::set_link_ksettings),
         ..zeroed()
     };
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core, under rtnl (`__ethtool_get_link_ksettings()`
+    /// asserts it), on a device of `D`'s with a valid, writable `cmd`.
+    unsafe extern "C" fn get_link_ksettings(
+        dev: *mut bindings::net_device,
+        cmd: *mut bindings::ethtool_link_ksettings,
+    ) -> c_int {
+        // SAFETY: A device of `D`'s; rtnl is held, and the ethtool core
+        // calls no op of ours while this module is inside a call under its
+        // own token (see `Rtnl::assume_held`); `cmd` is valid and writable
+        // for the call.
+        unsafe {
+            Rtnl::assume_held(|rtnl| {
+                let ks = D::link_ksettings(NetDevice::from_raw(dev), rtnl);
+                ptr::write(cmd, ks.clone().0);
+            })
+        };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core, under rtnl (ioctl and netlink alike),
+    /// on a device of `D`'s with a valid `cmd`.
+    unsafe extern "C" fn set_link_ksettings(
+        dev: *mut bindings::net_device,
+        cmd: *const bindings::ethtool_link_ksettings,
+    ) -> c_int {
+        // CAST: `LinkKsettings` is transparent over the C struct.
+        let ks = cmd.cast::<LinkKsettings>();
+        // SAFETY: As `get_link_ksettings`; `cmd` is valid for reads for the
+        // call.
+        unsafe {
+            Rtnl::assume_held(|rtnl| D::set_link_ksettings(NetDevice::from_raw(dev), &*ks, rtnl))
+        };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core on a device of `D`'s with a valid,
+    /// writable `channels` (zeroed but for `cmd`).
+    unsafe extern "C" fn get_channels(
+        dev: *mut bindings::net_device,
+        channels: *mut bindings::ethtool_channels,
+    ) {
+        // SAFETY: A device of `D`'s; `channels` is valid and writable for
+        // the call.
+        let (dev, channels) = unsafe { (NetDevice::<D::Priv>::from_raw(dev), &mut *channels) };
+        let c = D::channels(dev);
+        channels.combined_count = c.combined_count;
+        channels.max_combined = c.max_combined;
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core on a device of `D`'s with a valid,
+    /// writable `ec` (zeroed but for `cmd`).
+    unsafe extern "C" fn get_coalesce(
+        dev: *mut bindings::net_device,
+        ec: *mut bindings::ethtool_coalesce,
+        _kernel_coal: *mut bindings::kernel_ethtool_coalesce,
+        _extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: A device of `D`'s; `ec` is valid and writable for the
+        // call.
+        let (dev, ec) = unsafe { (NetDevice::<D::Priv>::from_raw(dev), &mut *ec) };
+        ec.rx_max_coalesced_frames = D::rx_max_coalesced_frames(dev);
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core, under rtnl, on a device of `D`'s with a
+    /// valid `ec` whose parameters other than `supported_coalesce_params`'
+    /// are unchanged (the core checks).
+    unsafe extern "C" fn set_coalesce(
+        dev: *mut bindings::net_device,
+        ec: *mut bindings::ethtool_coalesce,
+        _kernel_coal: *mut bindings::kernel_ethtool_coalesce,
+        _extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: A device of `D`'s; `ec` is valid for reads for the call.
+        let (dev, frames) = unsafe {
+            (
+                NetDevice::<D::Priv>::from_raw(dev),
+                (*ec).rx_max_coalesced_frames,
+            )
+        };
+        D::set_rx_max_coalesced_frames(dev, frames);
+        0
+    }
 
     /// # Safety
     ///
@@ -734,8 +887,12 @@ pub(crate) struct DevOps<P>(bindings::net_device_ops, PhantomData<P>);
 unsafe impl<P> Sync for DevOps<P> {}
 
 impl<P> DevOps<P> {
-    /// The ops of `T`; with `ether`, an Ethernet device's address ops too
-    /// (`eth_mac_addr`, `eth_validate_addr`).
+    /// The ops of `T`; with `ether`, an Ethernet device's ops too: its
+    /// address ops (`eth_mac_addr`, `eth_validate_addr`) and
+    /// `passthru_features_check` (tun.c's `tap_netdev_ops`: the device
+    /// hands frames on as they are, so a frame with several VLAN tags keeps
+    /// its offloads, where the core's default, `vlan_features_check()`,
+    /// would strip them and segment it first).
     pub(crate) const fn new<T: NetDevOps<Priv = P>>(ether: bool) -> Self {
         let ops = bindings::net_device_ops {
             ndo_uninit: Some(Adapter::<T>::uninit),
@@ -753,6 +910,7 @@ impl<P> DevOps<P> {
                 bindings::net_device_ops {
                     ndo_set_mac_address: Some(bindings::eth_mac_addr),
                     ndo_validate_addr: Some(bindings::eth_validate_addr),
+                    ndo_features_check: Some(bindings::passthru_features_check),
                     ..ops
                 },
                 PhantomData,

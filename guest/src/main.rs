@@ -66,6 +66,7 @@ macro_rules! skip {
 mod abi;
 mod behaviour;
 mod clients;
+mod ethtool;
 mod vnet;
 mod fuzz;
 mod nl;
@@ -1553,6 +1554,12 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("link_info", abi::t_link_info, &[RUST, C]),
     ("fdinfo_iff", abi::t_fdinfo_iff, &[RUST, C]),
     ("ethtool_identity", abi::t_ethtool_identity, &[RUST, C]),
+    ("ethtool_link_ksettings", ethtool::t_ethtool_link_ksettings, &[RUST, C]),
+    ("ethtool_channels", ethtool::t_ethtool_channels, &[RUST, C]),
+    ("ethtool_ts_info", ethtool::t_ethtool_ts_info, &[RUST, C]),
+    ("ethtool_coalesce", ethtool::t_ethtool_coalesce, &[RUST, C]),
+    ("rx_batched_writes", ethtool::t_rx_batched_writes, &[RUST, C]),
+    ("tap_qinq_gso", ethtool::t_tap_qinq_gso, &[RUST, C]),
     ("sndbuf", abi::t_sndbuf, &[RUST, C]),
     ("carrier_abi", abi::t_carrier_abi, &[RUST, C]),
     ("setlink", abi::t_setlink, &[RUST, C]),

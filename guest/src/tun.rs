@@ -354,7 +354,8 @@ pub fn ethtool_msglvl(ifname: &str) -> Result<u32, i32> {
     Ok(v[1])
 }
 
-fn ethtool_cmd(ifname: &str, data: *mut libc::c_void) -> Result<(), i32> {
+/// One `SIOCETHTOOL` command on `ifname` (`data` starts with the command).
+pub fn ethtool_cmd(ifname: &str, data: *mut libc::c_void) -> Result<(), i32> {
     // SAFETY: Plain socket call.
     let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
     if s < 0 {
