@@ -155,6 +155,7 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
             if !tun_permitted(tun, &tfile) {
                 return Err(EPERM);
             }
+            tun.security.get(rtnl).open()?;
             tun_attach(dev, tfile, skip_filter, flags, rtnl)?;
             if tun.flags() & IFF_MULTI_QUEUE != 0 && tun.numqueues() + tun.numdisabled() > 1 {
                 // More queues were there: the device is set up already.
@@ -172,6 +173,8 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
             if !tfile.net.capable_net_admin() {
                 return Err(EPERM);
             }
+            // Before the type is known, as tun.c.
+            sys::security_tun_dev_create()?;
             let (kind, default_name) = match (flags & IFF_TUN != 0, flags & IFF_TAP != 0, dropin())
             {
                 (true, _, false) => (DevKind::Tun, c_str!("rtun%d")),
@@ -206,8 +209,14 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
             b.set_ifindex(tfile.ifindex.load(Ordering::Relaxed));
             b.set_sysfs_group(&TUN_ATTR_GROUP);
             tun_net_initialize(&mut b, kind, unguarded);
+            // `ndo_init` (`tun_net_init()`) allocates the LSM blob; any
+            // failure from there on frees it with the `Tun`.
             let dev = b.register(rtnl)?;
             // (Its debugfs directory came with `NETDEV_REGISTER`.)
+            // Deliberate difference: tun.c attaches the file in
+            // `ndo_init`, we once the device is registered, so a
+            // registration failing after `ndo_init` has reached no
+            // `security_tun_dev_attach()`.
             if let Err(e) = tun_attach(dev, tfile, false, flags, rtnl) {
                 dev.unregister(rtnl);
                 return Err(e);
@@ -241,6 +250,7 @@ fn tun_set_queue(tfile: ArcBorrow<'_, TunFile>, flags: u32) -> Result {
     Rtnl::with(|rtnl| {
         let dev = if flags & IFF_ATTACH_QUEUE != 0 {
             let dev = tfile.detached.get_rtnl(rtnl).ok_or(EINVAL)?;
+            dev.priv_().security.get(rtnl).attach_queue()?;
             tun_attach(dev, tfile, false, dev.priv_().flags(), rtnl)?;
             dev
         } else if flags & IFF_DETACH_QUEUE != 0 {

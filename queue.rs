@@ -99,6 +99,8 @@ pub(crate) fn tun_attach<'g>(
     rtnl: &mut Rtnl<'g>,
 ) -> Result {
     let tun = dev.priv_();
+    // The LSM first, before any check, as tun.c.
+    tun.security.get(rtnl).attach(&tfile.sock)?;
     let detached = tfile.detached.get_rtnl(rtnl).is_some();
     if tfile.tun.get_rtnl(rtnl).is_some() && !detached {
         return Err(EINVAL);

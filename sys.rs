@@ -3,7 +3,7 @@
 //! The thin `unsafe` layer of rust_tun: safe abstractions over the C
 //! objects a net driver touches (`net_device`, `sk_buff`, `iov_iter`, wait
 //! queues, RCU, rtnl, timers, the misc device, debugfs, rtnl link ops, the
-//! netdevice notifier), in the shape of the kernel's own Rust abstractions.
+//! netdevice notifier, LSM hooks), in the shape of the kernel's own Rust abstractions.
 //! It knows nothing of the driver: the driver implements traits
 //! ([`NetDriver`], [`NetDevOps`], [`NetdevEvents`], [`FileOps`],
 //! [`TextFile`], [`DevTextFile`], [`HasTimer`]) and generic adapters here
@@ -130,6 +130,7 @@ mod param;
 mod pcpu;
 mod ring;
 mod rps;
+mod security;
 mod skb;
 mod sock;
 mod static_key;
@@ -148,6 +149,7 @@ pub(crate) use param::*;
 pub(crate) use pcpu::*;
 pub(crate) use ring::*;
 pub(crate) use rps::*;
+pub(crate) use security::*;
 pub(crate) use skb::*;
 pub(crate) use sock::*;
 pub(crate) use static_key::*;

@@ -50,7 +50,7 @@ use sys::{
     nla_total_size, AttrGroup, AttrList, Channels, DebugfsFops, DebugfsRoot, DevAttrShow,
     DevAttribute, DevDebugfs, DevOps, DrvInfo, FileOperations, LinkKsettings, LinkOps, MiscDevice,
     NetDevice, NetDriver, NetNs, NlMsg, Notifier, PerCpuCounters, Proto, RcuArc, RcuDev, Rtnl,
-    RtnlLocked, SkbRing, Sock, SockFprog, SysfsBuf, WaitQueue,
+    RtnlLocked, SkbRing, Sock, SockFprog, SysfsBuf, TunSecurity, WaitQueue,
 };
 use txfilter::TxFilter;
 
@@ -222,6 +222,10 @@ pub(crate) struct Tun {
     /// creation from the `unguarded` module parameter; the transmit path
     /// reads it from the device's ops table, not from here.
     unguarded: bool,
+    /// `tun->security`: the device's LSM blob, allocated by
+    /// `tun_net_init()` (`ndo_init`) and freed with the `Tun`, as tun.c's
+    /// `tun_free_netdev()` frees it; rtnl.
+    security: RtnlLocked<TunSecurity>,
     /// `tun->flows` and its ageing timer.
     #[pin]
     flows: FlowTable,
@@ -252,6 +256,7 @@ impl Tun {
             link_ksettings: RtnlLocked::new(tun_default_link_ksettings()),
             rx_batched: AtomicU32::new(0),
             unguarded,
+            security: RtnlLocked::new(TunSecurity::none()),
             flows <- FlowTable::new(sys::param_flow_ageing()),
             stats: TunStats::new()?,
             debugfs: DevDebugfs::new(),

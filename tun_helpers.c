@@ -14,6 +14,7 @@
 #include <linux/poll.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
+#include <linux/security.h>
 #include <linux/skbuff.h>
 #include <linux/timer.h>
 #include <linux/uio.h>
@@ -176,6 +177,15 @@ kuid_t rtun_current_fsuid(void) { return current_fsuid(); }
 u32 rtun_from_kuid_munged(u32 kuid) { return from_kuid_munged(current_user_ns(), KUIDT_INIT(kuid)); }
 u32 rtun_from_kgid_munged(u32 kgid) { return from_kgid_munged(current_user_ns(), KGIDT_INIT(kgid)); }
 int rtun_open_related_net_ns(struct net *net) { return open_related_ns(&net->ns, get_net_ns); }
+
+/* LSM hooks: exported functions with CONFIG_SECURITY_NETWORK, empty inlines without */
+
+int rtun_security_tun_dev_create(void) { return security_tun_dev_create(); }
+int rtun_security_tun_dev_alloc_security(void **security) { return security_tun_dev_alloc_security(security); }
+void rtun_security_tun_dev_free_security(void *security) { security_tun_dev_free_security(security); }
+int rtun_security_tun_dev_open(void *security) { return security_tun_dev_open(security); }
+int rtun_security_tun_dev_attach(struct sock *sk, void *security) { return security_tun_dev_attach(sk, security); }
+int rtun_security_tun_dev_attach_queue(void *security) { return security_tun_dev_attach_queue(security); }
 
 /* static keys, jump labels */
 

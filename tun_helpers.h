@@ -165,6 +165,14 @@ u32 rtun_from_kuid_munged(u32 kuid);
 u32 rtun_from_kgid_munged(u32 kgid);
 int rtun_open_related_net_ns(struct net *net);
 
+/* LSM hooks (include/linux/security.h) */
+int rtun_security_tun_dev_create(void);
+int rtun_security_tun_dev_alloc_security(void **security);
+void rtun_security_tun_dev_free_security(void *security);
+int rtun_security_tun_dev_open(void *security);
+int rtun_security_tun_dev_attach(struct sock *sk, void *security);
+int rtun_security_tun_dev_attach_queue(void *security);
+
 /* static keys, jump labels (include/linux/jump_label.h, module.h) */
 int rtun_static_key_count(struct static_key *key);
 const struct jump_entry *rtun_module_jump_entries(void);

@@ -2,11 +2,14 @@
 
 //! The net device ops (tun.c's `tun_netdev_ops`/`tap_netdev_ops`): transmit
 //! (`tun_net_xmit`, `tun_automq_xmit`), queue selection
-//! (`tun_select_queue`), open/close, statistics, and `ndo_uninit`.
+//! (`tun_select_queue`), open/close, statistics, `ndo_init` and
+//! `ndo_uninit`.
 
 use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
-use crate::sys::{poll, BhOff, NetDevOps, RcuReadGuard, Rtnl, SkBuff, Stats64, TxResult};
+use crate::sys::{
+    poll, BhOff, NetDevOps, RcuReadGuard, Rtnl, SkBuff, Stats64, TunSecurity, TxResult,
+};
 use crate::txfilter::ETH_ALEN;
 use crate::{get, ioctl, queue, rps, Tun, TunDev, RPS_HASHES};
 use core::sync::atomic::Ordering;
@@ -20,6 +23,14 @@ pub(crate) struct TunNetDev<const UNGUARDED: bool>;
 
 impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     type Priv = Tun;
+
+    /// `tun_net_init()`: the device's LSM blob. (Its features and flags
+    /// are set before registration, `tun_net_initialize()`; the creating
+    /// file is attached after it, `tun_set_iff()`.)
+    fn init<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) -> Result {
+        *dev.priv_().security.get_mut(rtnl) = TunSecurity::alloc()?;
+        Ok(())
+    }
 
     /// `tun_net_uninit()`.
     fn uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {

@@ -857,6 +857,11 @@ pub(crate) struct Stats64 {
 pub(crate) trait NetDevOps: 'static {
     /// The private area.
     type Priv: Sync + 'static;
+    /// `ndo_init`: under rtnl, in `register_netdevice()` once the name is
+    /// valid, before the device is registered. An error fails the
+    /// registration (without `ndo_uninit`); a registration that fails
+    /// after it calls `ndo_uninit`, then drops the private area.
+    fn init<'g>(dev: &'g NetDevice<Self::Priv>, rtnl: &mut Rtnl<'g>) -> Result;
     /// `ndo_uninit`: under rtnl, the device is being unregistered (or its
     /// registration failed). Must unpublish the device from every
     /// [`RcuDev`].
@@ -895,6 +900,7 @@ impl<P> DevOps<P> {
     /// would strip them and segment it first).
     pub(crate) const fn new<T: NetDevOps<Priv = P>>(ether: bool) -> Self {
         let ops = bindings::net_device_ops {
+            ndo_init: Some(Adapter::<T>::init),
             ndo_uninit: Some(Adapter::<T>::uninit),
             ndo_open: Some(Adapter::<T>::open),
             ndo_stop: Some(Adapter::<T>::stop),
@@ -925,6 +931,21 @@ impl<P> DevOps<P> {
 struct Adapter<T>(PhantomData<T>);
 
 impl<T: NetDevOps> Adapter<T> {
+    /// # Safety
+    ///
+    /// Called by `register_netdevice()`, under rtnl, on a device whose ops
+    /// are `T`'s.
+    unsafe extern "C" fn init(dev: *mut bindings::net_device) -> c_int {
+        // SAFETY: `register_netdevice()` calls `ndo_init` under rtnl on a
+        // device of `T`'s whose private area holds an initialised `P`
+        // (`NetDeviceBuilder::alloc`), alive for the call: reached from the
+        // driver only through `NetDeviceBuilder::register`, which holds its
+        // token mutably borrowed.
+        from_result(|| unsafe {
+            Rtnl::assume_held(|rtnl| T::init(NetDevice::from_raw(dev), rtnl)).map(|()| 0)
+        })
+    }
+
     /// # Safety
     ///
     /// Called by the core, under rtnl, on a device whose ops are `T`'s.
@@ -1181,7 +1202,8 @@ impl<P: Sync> NetDeviceBuilder<P> {
         }
     }
 
-    /// `register_netdevice()`.
+    /// `register_netdevice()`, which calls the ops' `ndo_init` (see
+    /// [`NetDevOps::init`]).
     ///
     /// `priv_destructor` is set only once registration succeeded: on
     /// failure `register_netdevice()` runs it on some paths and not on

@@ -71,6 +71,7 @@ mod vnet;
 mod fuzz;
 mod nl;
 mod hardening;
+mod lsm;
 mod runner;
 
 fn errname(e: i32) -> &'static str {
@@ -1595,6 +1596,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("compat_32bit", clients::t_compat_32bit, &[RUST]),
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),
+    ("lsm_hooks", lsm::t_lsm_hooks, &[RUST]),
 ];
 
 /// The write-path benchmark (issue 5, table 2): a two-queue TUN device on

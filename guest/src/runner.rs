@@ -285,6 +285,8 @@ const TEST_WEIGHTS: &[(&str, u32)] = &[
     ("_stress", 95),
     ("_files_open_across_rmmod", 45),
     ("_clients", 60),
+    // Measured 20-52 s on the debug kernel (tun and rust_tun, kprobes).
+    ("_lsm_hooks", 30),
 ];
 
 /// How a test's child process ended.
