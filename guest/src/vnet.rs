@@ -1024,6 +1024,10 @@ pub fn t_delete_under_writers(n: Node) -> TestResult {
         check!(stuck == 0, "round {round}: {stuck} writer(s) still writing 5 s after the delete");
         check!(!link_exists(&name), "round {round}: {name} still exists");
         expect_errno!(t.write(&frame), libc::EBADFD, "a write after the delete");
+    }
+    Ok(())
+}
+
 const TUN_F_TSO6: libc::c_ulong = 0x04;
 const TUN_F_TSO_ECN: libc::c_ulong = 0x08;
 const GSO_TCPV6: u8 = 4;
