@@ -70,6 +70,7 @@ mod vnet;
 mod fuzz;
 mod nl;
 mod hardening;
+mod queues;
 mod runner;
 
 fn errname(e: i32) -> &'static str {
@@ -1499,6 +1500,9 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("delete_under_reader", t_delete_under_reader, &[RUST, C]),
     ("mq_attach_detach", t_mq_attach_detach, &[RUST, C]),
     ("mq_queue_limit", t_mq_queue_limit, &[RUST, C]),
+    ("mq_delete_with_detached", queues::t_delete_with_detached, &[RUST, C]),
+    ("mq_create_uevents", queues::t_mq_create_uevents, &[RUST, C]),
+    ("txqlen_every_ring", queues::t_txqlen_every_ring, &[RUST, C]),
     ("mq_flows_follow_queues", t_mq_flows, &[RUST]),
     ("mq_flows_move_with_queue", t_mq_flows_move, &[RUST]),
     ("flow_limit", t_flow_limit, &[RUST]),
@@ -1555,7 +1559,10 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("setifindex", abi::t_setifindex, &[RUST, C]),
     ("netns_fds", abi::t_netns_fds, &[RUST, C]),
     ("txfilter", abi::t_txfilter, &[RUST, C]),
+    ("txfilter_largest", abi::t_txfilter_largest, &[RUST, C]),
     ("attach_filter", abi::t_attach_filter, &[RUST, C]),
+    ("getfilter_bytes", abi::t_getfilter_bytes, &[RUST, C]),
+    ("fdinfo_bytes_name", abi::t_fdinfo_bytes_name, &[RUST, C]),
     ("misc_ioctls", abi::t_misc_ioctls, &[RUST, C]),
     ("state_notify", abi::t_state_notify, &[RUST, C]),
     ("excl_foreign", abi::t_excl_foreign, &[RUST, C]),
@@ -1573,6 +1580,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("vnet_gso_tcp6_write", vnet::t_vnet_gso_tcp6_write, &[RUST, C]),
     ("napi", vnet::t_napi, &[RUST, C]),
     ("napi_frags", vnet::t_napi_frags, &[RUST, C]),
+    ("napi_frags_frame_limit", vnet::t_napi_frags_frame_limit, &[RUST, C]),
     ("compat_32bit", clients::t_compat_32bit, &[RUST]),
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),
