@@ -216,6 +216,10 @@ pub(crate) struct Tun {
     /// creation from the `unguarded` module parameter; the transmit path
     /// reads it from the device's ops table, not from here.
     unguarded: bool,
+    /// tun.c's `tun->file` and `tun->ifr`'s flags: the file creating the
+    /// device and its `TUNSETIFF` flags, which `ndo_init` (`tun_net_init`)
+    /// attaches as the first queue; empty from then on.
+    file: RtnlLocked<Option<(Arc<TunFile>, u32)>>,
     /// `tun->flows` and its ageing timer.
     #[pin]
     flows: FlowTable,
@@ -227,7 +231,12 @@ pub(crate) struct Tun {
 pub(crate) const INVALID_ID: u32 = u32::MAX;
 
 impl Tun {
-    fn new(flags: u32, unguarded: bool, sndbuf: i32) -> impl PinInit<Self, Error> {
+    fn new(
+        flags: u32,
+        unguarded: bool,
+        sndbuf: i32,
+        file: (Arc<TunFile>, u32),
+    ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             flags: AtomicU32::new(flags),
             tfiles: [const { RcuArc::null() }; MAX_TAP_QUEUES],
@@ -244,6 +253,7 @@ impl Tun {
             vnet_hdr_sz: AtomicI32::new(VNET_HDR_SZ_MIN),
             set_features: AtomicU64::new(0),
             unguarded,
+            file: RtnlLocked::new(Some(file)),
             flows <- FlowTable::new(sys::param_flow_ageing()),
             stats: TunStats::new()?,
             debugfs: DevDebugfs::new(),

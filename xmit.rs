@@ -21,6 +21,11 @@ pub(crate) struct TunNetDev<const UNGUARDED: bool>;
 impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     type Priv = Tun;
 
+    /// `tun_net_init()`'s attach of the creating file.
+    fn init<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) -> Result {
+        queue::tun_net_init(dev, rtnl)
+    }
+
     /// `tun_net_uninit()`.
     fn uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
         queue::tun_net_uninit(dev, rtnl);

@@ -672,9 +672,17 @@ pub(crate) struct Stats64 {
 pub(crate) trait NetDevOps: 'static {
     /// The private area.
     type Priv: Sync + 'static;
+    /// `ndo_init`: under rtnl, from `register_netdevice()` (through
+    /// [`NetDeviceBuilder::register`]), before the device's queues get
+    /// their sysfs objects and the device is announced. The device is not
+    /// registered yet: it must not be published in an [`RcuDev`]. On
+    /// failure registration fails and `ndo_uninit` is not called, so
+    /// nothing may be left behind; after success, a later failure of
+    /// registration calls `ndo_uninit`.
+    fn init<'g>(dev: &'g NetDevice<Self::Priv>, rtnl: &mut Rtnl<'g>) -> Result;
     /// `ndo_uninit`: under rtnl, the device is being unregistered (or its
-    /// registration failed). Must unpublish the device from every
-    /// [`RcuDev`].
+    /// registration failed after `ndo_init`). Must unpublish the device
+    /// from every [`RcuDev`].
     fn uninit<'g>(dev: &'g NetDevice<Self::Priv>, rtnl: &mut Rtnl<'g>);
     /// `ndo_open`.
     fn open(dev: &NetDevice<Self::Priv>);
@@ -706,6 +714,7 @@ impl<P> DevOps<P> {
     /// (`eth_mac_addr`, `eth_validate_addr`).
     pub(crate) const fn new<T: NetDevOps<Priv = P>>(ether: bool) -> Self {
         let ops = bindings::net_device_ops {
+            ndo_init: Some(Adapter::<T>::init),
             ndo_uninit: Some(Adapter::<T>::uninit),
             ndo_open: Some(Adapter::<T>::open),
             ndo_stop: Some(Adapter::<T>::stop),
@@ -735,6 +744,23 @@ impl<P> DevOps<P> {
 struct Adapter<T>(PhantomData<T>);
 
 impl<T: NetDevOps> Adapter<T> {
+    /// # Safety
+    ///
+    /// Called by the core, under rtnl, on a device of `T`'s being
+    /// registered.
+    unsafe extern "C" fn init(dev: *mut bindings::net_device) -> c_int {
+        // SAFETY: The core calls `ndo_init` under rtnl from
+        // `register_netdevice`, reached from the driver only through
+        // `NetDeviceBuilder::register`, which holds its token mutably
+        // borrowed; the device is set up and its private area holds a
+        // `P` (the builder's invariant), alive for the whole call.
+        unsafe {
+            Rtnl::assume_held(|rtnl| {
+                from_result(|| T::init(NetDevice::from_raw(dev), rtnl).map(|()| 0))
+            })
+        }
+    }
+
     /// # Safety
     ///
     /// Called by the core, under rtnl, on a device whose ops are `T`'s.
