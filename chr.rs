@@ -225,9 +225,12 @@ fn tun_flow_update(tun: &Tun, rxhash: u32, tfile: &TunFile) {
         return;
     };
     let recorded = if tun.unguarded {
-        Some(rps::sock_rps_record_flow_hash(rps_rxhash))
+        Some(rps::sock_rps_record_flow_hash(
+            &sys::GlobalFlowTable,
+            rps_rxhash,
+        ))
     } else {
-        rps::sock_rps_record_flow_hash_guarded(rps_rxhash)
+        rps::sock_rps_record_flow_hash_guarded(&sys::GlobalFlowTable, rps_rxhash)
     };
     if recorded.is_some() {
         tun.stats.pcpu.inc::<RFS_RECORDS>();
