@@ -211,8 +211,9 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
             // in `ndo_init` (`tun_net_init`); the debugfs directory comes
             // with `NETDEV_REGISTER`.
             let dev = b.register(rtnl)?;
-            // Free_netdev() does not wait for references: as tun.c, the
-            // file learns of the device only once it is registered.
+            // `free_netdev()` of a device whose registration failed does
+            // not wait for references: as tun.c, the file learns of the
+            // device only once it is registered.
             tfile.tun.set(Some(dev), rtnl);
             dev
         }
