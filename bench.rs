@@ -2,7 +2,10 @@
 
 //! The micro-benchmark of the rfs_needed patch, as a debugfs file:
 //! `<debugfs>/rust_tun/micro_bench` times the guarded and the unguarded
-//! RFS record step (`rps.rs`) and an empty loop, at open.
+//! RFS record step (`rps.rs`) and an empty loop, at open. The steps record
+//! into a private twin of the global table (`sys::PrivateFlowTable`:
+//! there while the global one is, as large), not into the live table,
+//! whose entries steer real flows.
 //! `scripts/guest/bench-micro.sh` reads it under `-icount`, where a cycle
 //! is an instruction; `bench/` holds the C side of the comparison.
 
@@ -49,6 +52,8 @@ fn measure(mut f: impl FnMut(u32)) -> Result<u64> {
 fn micro_bench(t: &mut TextBuf) -> Result {
     let hash = 0x9e37_79b9u32;
     let rfs = sys::rfs_needed_count();
+    // The global table's twin: there when it is, as large.
+    let table = sys::PrivateFlowTable::like_global()?;
     for run in 0..3 {
         let floor = measure(|n| {
             for _ in 0..n {
@@ -57,12 +62,12 @@ fn micro_bench(t: &mut TextBuf) -> Result {
         })?;
         let guarded = measure(|n| {
             for _ in 0..n {
-                let _ = sock_rps_record_flow_hash_guarded(sys::hide(hash));
+                let _ = sock_rps_record_flow_hash_guarded(&table, sys::hide(hash));
             }
         })?;
         let unguarded = measure(|n| {
             for _ in 0..n {
-                let _ = sock_rps_record_flow_hash(sys::hide(hash));
+                let _ = sock_rps_record_flow_hash(&table, sys::hide(hash));
             }
         })?;
         for (variant, cycles) in [

@@ -15,7 +15,6 @@ use crate::{
     bindings, inc, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
     RFS_RECORDS, TUN_PROTO, WRITE_DROPS,
 };
-use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 use kernel::c_str;
 use kernel::prelude::*;
@@ -106,11 +105,10 @@ fn tun_chr_show_fdinfo(tfile: &TunFile, m: &mut SeqFile) {
     let name = Rtnl::with(|rtnl| tfile.tun.get_rtnl(rtnl).map(|dev| dev.name()));
     let name = name.unwrap_or([0; bindings::IFNAMSIZ as usize]);
     let end = name.iter().position(|&c| c == 0).unwrap_or(name.len());
-    let _ = writeln!(
-        m,
-        "iff:\t{}",
-        core::str::from_utf8(&name[..end]).unwrap_or("")
-    );
+    // The name as bytes, as C's `%s` prints it: names need not be UTF-8.
+    m.write_bytes(b"iff:\t");
+    m.write_bytes(&name[..end]);
+    m.write_bytes(b"\n");
 }
 
 /// `tun_chr_close()`.
@@ -227,9 +225,12 @@ fn tun_flow_update(tun: &Tun, rxhash: u32, tfile: &TunFile) {
         return;
     };
     let recorded = if tun.unguarded {
-        Some(rps::sock_rps_record_flow_hash(rps_rxhash))
+        Some(rps::sock_rps_record_flow_hash(
+            &sys::GlobalFlowTable,
+            rps_rxhash,
+        ))
     } else {
-        rps::sock_rps_record_flow_hash_guarded(rps_rxhash)
+        rps::sock_rps_record_flow_hash_guarded(&sys::GlobalFlowTable, rps_rxhash)
     };
     if recorded.is_some() {
         tun.stats.pcpu.inc::<RFS_RECORDS>();

@@ -7,7 +7,7 @@
 
 use crate::queue::{__tun_detach, tun_attach};
 use crate::sys::{self, errno, IoctlAbi, NetDeviceBuilder, Rtnl, SockFprog};
-use crate::txfilter::ETH_ALEN;
+use crate::txfilter::{FilterUpdate, ETH_ALEN};
 use crate::{
     bindings, dropin, link_ops, DevKind, Tun, TunDev, TunDriver, TunFile, IFF_ATTACH_QUEUE,
     IFF_DETACH_QUEUE, IFF_MULTI_QUEUE, IFF_NAPI, IFF_NAPI_FRAGS, IFF_NOFILTER, IFF_NO_CARRIER,
@@ -156,7 +156,7 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
                 return Err(EPERM);
             }
             tun.security.get(rtnl).open()?;
-            tun_attach(dev, tfile, skip_filter, flags, rtnl)?;
+            tun_attach(dev, tfile, skip_filter, flags, true, rtnl)?;
             if tun.flags() & IFF_MULTI_QUEUE != 0 && tun.numqueues() + tun.numdisabled() > 1 {
                 // More queues were there: the device is set up already.
                 dev.state_change(rtnl);
@@ -203,24 +203,22 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
                 type_flag | (flags & TUN_FEATURES),
                 unguarded,
                 tfile.sock.sndbuf(),
+                (tfile.into(), flags),
             );
             let mut b =
                 NetDeviceBuilder::alloc::<TunDriver>(link_ops(), name, queues, &tfile.net, tun)?;
             b.set_ifindex(tfile.ifindex.load(Ordering::Relaxed));
             b.set_sysfs_group(&TUN_ATTR_GROUP);
             tun_net_initialize(&mut b, kind, unguarded);
-            // `ndo_init` (`tun_net_init()`) allocates the LSM blob; any
-            // failure from there on frees it with the `Tun`.
+            // `ndo_init` (`tun_net_init()`) allocates the LSM blob and
+            // attaches the file as the first queue (any failure from there
+            // on frees the blob with the `Tun`); the debugfs directory
+            // comes with `NETDEV_REGISTER`.
             let dev = b.register(rtnl)?;
-            // (Its debugfs directory came with `NETDEV_REGISTER`.)
-            // Deliberate difference: tun.c attaches the file in
-            // `ndo_init`, we once the device is registered, so a
-            // registration failing after `ndo_init` has reached no
-            // `security_tun_dev_attach()`.
-            if let Err(e) = tun_attach(dev, tfile, false, flags, rtnl) {
-                dev.unregister(rtnl);
-                return Err(e);
-            }
+            // `free_netdev()` of a device whose registration failed does
+            // not wait for references: as tun.c, the file learns of the
+            // device only once it is registered.
+            tfile.tun.set(Some(dev), rtnl);
             dev
         }
     };
@@ -251,7 +249,7 @@ fn tun_set_queue(tfile: ArcBorrow<'_, TunFile>, flags: u32) -> Result {
         let dev = if flags & IFF_ATTACH_QUEUE != 0 {
             let dev = tfile.detached.get_rtnl(rtnl).ok_or(EINVAL)?;
             dev.priv_().security.get(rtnl).attach_queue()?;
-            tun_attach(dev, tfile, false, dev.priv_().flags(), rtnl)?;
+            tun_attach(dev, tfile, false, dev.priv_().flags(), true, rtnl)?;
             dev
         } else if flags & IFF_DETACH_QUEUE != 0 {
             let dev = tfile.tun.get_rtnl(rtnl).ok_or(EINVAL)?;
@@ -303,22 +301,34 @@ fn put_int(arg: usize, v: i32) -> Result {
         .write_slice(&v.to_ne_bytes())
 }
 
-/// `update_filter()`'s copy: the `struct tun_filter` header, then `count`
-/// addresses (what `memdup_user()` copies, in page-sized pieces rather
-/// than one allocation of up to 384 KiB).
+/// `update_filter()`: the `struct tun_filter` header, then `count`
+/// addresses. tun.c copies the addresses whole (`memdup_user()`, up to
+/// 384 KiB of contiguous memory); we copy them in pieces of
+/// `TXFILTER_PIECE` on the stack into a [`FilterUpdate`], so nothing is
+/// allocated. As tun.c, an address that cannot be read is `EFAULT` with
+/// the filter unchanged.
 fn tun_set_txfilter(tun: &Tun, arg: usize) -> Result<isize> {
+    /// Addresses per copy from user space.
+    const TXFILTER_PIECE: usize = 64;
     let mut hdr = [0u8; 4];
     let mut r = UserSlice::new(arg, usize::MAX).reader();
     r.read_slice(&mut hdr)?;
     let flags = u16::from_ne_bytes([hdr[0], hdr[1]]);
-    let count = usize::from(u16::from_ne_bytes([hdr[2], hdr[3]]));
-    let mut addrs = KVec::with_capacity(count, GFP_KERNEL)?;
-    for _ in 0..count {
-        let mut a = [0u8; ETH_ALEN];
-        r.read_slice(&mut a)?;
-        addrs.push(a, GFP_KERNEL)?;
+    let mut left = usize::from(u16::from_ne_bytes([hdr[2], hdr[3]]));
+    let mut update = FilterUpdate::new();
+    let mut piece = [0u8; ETH_ALEN * TXFILTER_PIECE];
+    while left > 0 {
+        let k = left.min(TXFILTER_PIECE);
+        let bytes = &mut piece[..k * ETH_ALEN];
+        r.read_slice(bytes)?;
+        for c in bytes.chunks_exact(ETH_ALEN) {
+            let mut a = [0u8; ETH_ALEN];
+            a.copy_from_slice(c);
+            update.push(&a);
+        }
+        left -= k;
     }
-    Ok(tun.txflt.update(flags, &addrs) as isize)
+    Ok(tun.txflt.apply(flags, &update) as isize)
 }
 
 /// `tun_attach_filter()`: the program in `tun->fprog` on every attached

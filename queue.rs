@@ -16,29 +16,29 @@ use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
 
-/// The detached files of `tun`, in list order (a snapshot: each file is a
-/// new reference).
-fn disabled_files(tun: &Tun, rtnl: &Rtnl<'_>) -> KVec<Arc<TunFile>> {
-    let mut out = KVec::new();
-    let mut cur = tun.disabled.get(rtnl).clone();
-    while let Some(f) = cur {
-        cur = f.next_disabled.get(rtnl).clone();
-        // At most `MAX_TAP_QUEUES` files; if memory is that short, the
-        // caller sees fewer.
-        if out.push(f, GFP_KERNEL).is_err() {
-            break;
-        }
+/// Calls `f` on each detached file of `tun`, in list order, walking the
+/// list in place (tun.c's `list_for_each_entry` over `tun->disabled`):
+/// nothing is allocated, so nothing can fail.
+fn for_each_disabled<'a>(tun: &'a Tun, rtnl: &'a Rtnl<'_>, mut f: impl FnMut(&'a TunFile)) {
+    let mut cur = tun.disabled.get(rtnl).as_deref();
+    while let Some(tfile) = cur {
+        f(tfile);
+        cur = tfile.next_disabled.get(rtnl).as_deref();
     }
-    out
 }
 
 /// Gives `tfile`'s ring room for `len` packets (`ptr_ring_resize`), keeping
 /// what fits; what does not is dropped and counted in `tx_dropped`.
 fn tun_ring_resize(tun: &Tun, tfile: &TunFile, len: u32) -> Result {
-    let slots = RingSlots::new(len as usize)?;
+    tun_ring_swap(tun, tfile, RingSlots::new(len as usize)?);
+    Ok(())
+}
+
+/// Moves `tfile`'s packets into `slots`, which become its ring; what does
+/// not fit is dropped and counted in `tx_dropped`.
+fn tun_ring_swap(tun: &Tun, tfile: &TunFile, slots: RingSlots) {
     let lost = tfile.ring.resize(slots);
     inc(&tun.stats.tx_purged, lost);
-    Ok(())
 }
 
 /// `tun_queue_purge()`'s other half: packets written to an `IFF_NAPI`
@@ -90,12 +90,15 @@ fn tun_disable_queue(tun: &Tun, tfile: Arc<TunFile>, rtnl: &mut Rtnl<'_>) {
 /// `IFF_NAPI` in `napi_flags` a file attached for the first time gets a NAPI
 /// context, which with `IFF_NAPI_FRAGS` its writes fill themselves (a
 /// detached file keeps the one it had). tun.c passes the two flags as
-/// booleans taken from the same word at every call.
+/// booleans taken from the same word at every call. With `publish_tun`
+/// the file learns of the device (`tfile->tun`); without, from `ndo_init`,
+/// the caller publishes it once the device is registered.
 pub(crate) fn tun_attach<'g>(
     dev: &'g TunDev,
     tfile: ArcBorrow<'_, TunFile>,
     skip_filter: bool,
     napi_flags: u32,
+    publish_tun: bool,
     rtnl: &mut Rtnl<'g>,
 ) -> Result {
     let tun = dev.priv_();
@@ -140,7 +143,9 @@ pub(crate) fn tun_attach<'g>(
             .sock
             .napi_init(dev, napi_flags & IFF_NAPI_FRAGS != 0, rtnl);
     }
-    tfile.tun.set(Some(dev), rtnl);
+    if publish_tun {
+        tfile.tun.set(Some(dev), rtnl);
+    }
     // The core learns of the queue before writers may record it (see
     // `tun_get_user`).
     dev.set_real_num_queues(n as u32 + 1, rtnl);
@@ -236,6 +241,18 @@ pub(crate) fn tun_detach(tfile: &TunFile, clean: bool) {
     })
 }
 
+/// `tun_net_init()`'s attach (`ndo_init`): the file creating the device
+/// becomes its first queue before `register_netdevice()` creates the
+/// queues' sysfs objects and announces the device, so both see one real
+/// queue (and `IFLA_TUN_NUM_QUEUES` 1), not `MAX_TAP_QUEUES` added then
+/// removed. As tun.c (`publish_tun` false), the file learns of the device
+/// only once it is registered (`tun_set_iff`). If registration fails after
+/// this, the core calls `ndo_uninit`, which detaches the file again.
+pub(crate) fn tun_net_init<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) -> Result {
+    let (tfile, flags) = dev.priv_().file.get_mut(rtnl).take().ok_or(EINVAL)?;
+    tun_attach(dev, tfile.as_arc_borrow(), false, flags, false, rtnl)
+}
+
 /// `tun_net_uninit()` / `tun_detach_all()`: the device is being
 /// unregistered; detach every queue, attached or disabled, wake readers,
 /// and after one grace period for all of them, purge their rings.
@@ -257,10 +274,7 @@ pub(crate) fn tun_net_uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
             shut(tfile, rtnl);
         }
     }
-    let disabled = disabled_files(tun, rtnl);
-    for tfile in disabled.iter() {
-        shut(tfile, rtnl);
-    }
+    for_each_disabled(tun, rtnl, |tfile| shut(tfile, rtnl));
     tun.numqueues.store(0, Ordering::Release);
     tun.numdisabled.store(0, Ordering::Relaxed);
     let mut batch = UnpublishedBatch::with_capacity(n);
@@ -279,7 +293,6 @@ pub(crate) fn tun_net_uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
         cur = tfile.next_disabled.get_mut(rtnl).take();
         inc(&tun.stats.tx_purged, tfile.ring.purge());
     }
-    drop(disabled);
     // `tun_flow_flush()`: no queue is left to steer to.
     tun.flows.flush();
     if tun.flags() & IFF_PERSIST != 0 {
@@ -287,18 +300,31 @@ pub(crate) fn tun_net_uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
     }
 }
 
-/// `tun_queue_resize()`: `tx_queue_len` changed; resize every ring.
+/// `tun_queue_resize()`: `tx_queue_len` changed; resize every ring, the
+/// attached queues' and the detached ones', all or none
+/// (`ptr_ring_resize_multiple_bh()`): every new ring is allocated before
+/// any is swapped in, so a failed allocation changes nothing.
 fn tun_queue_resize(dev: &TunDev, rtnl: &Rtnl<'_>) -> Result {
     let tun = dev.priv_();
     let n = tun.numqueues() as usize;
+    let len = dev.tx_queue_len() as usize;
+    let total = n + tun.numdisabled() as usize;
+    let mut rings = KVec::with_capacity(total, GFP_KERNEL)?;
+    for _ in 0..total {
+        // Within the capacity reserved above: `push` does not allocate.
+        rings.push(RingSlots::new(len)?, GFP_KERNEL)?;
+    }
+    let mut rings = rings.into_iter();
     for slot in &tun.tfiles[..n] {
-        if let Some(tfile) = slot.get_rtnl(rtnl) {
-            tun_ring_resize(tun, tfile, dev.tx_queue_len())?;
+        if let (Some(tfile), Some(slots)) = (slot.get_rtnl(rtnl), rings.next()) {
+            tun_ring_swap(tun, tfile, slots);
         }
     }
-    for tfile in disabled_files(tun, rtnl).iter() {
-        tun_ring_resize(tun, tfile, dev.tx_queue_len())?;
-    }
+    for_each_disabled(tun, rtnl, |tfile| {
+        if let Some(slots) = rings.next() {
+            tun_ring_swap(tun, tfile, slots);
+        }
+    });
     Ok(())
 }
 

@@ -18,7 +18,7 @@
 //! [`show_jump_sites`] prints the sites as they are, which is how the tests
 //! prove it. Without `CONFIG_JUMP_LABEL` they read the keys' counts.
 
-use crate::sys::{self, SiteInsn, TextBuf};
+use crate::sys::{self, SiteInsn, SockFlowTable, TextBuf};
 use core::fmt::Write;
 
 /// `static_branch_unlikely(&rps_needed)`.
@@ -34,23 +34,27 @@ pub(crate) fn rfs_needed() -> bool {
 }
 
 /// `sock_rps_record_flow_hash()` (`include/net/rps.h`), unguarded, as
-/// tun.c calls it: records `hash` with this CPU in the global RFS table if
-/// the hash is set and the table exists. Returns whether it recorded.
+/// tun.c calls it: records `hash` with this CPU in `table` (tun.c's is
+/// always the global RFS table, [`sys::GlobalFlowTable`]) if the hash is
+/// set and the table exists. Returns whether it recorded.
 #[inline(always)]
-pub(crate) fn sock_rps_record_flow_hash(hash: u32) -> bool {
+pub(crate) fn sock_rps_record_flow_hash(table: &impl SockFlowTable, hash: u32) -> bool {
     if hash == 0 {
         return false;
     }
-    sys::rps_record_sock_flow(hash)
+    sys::rps_record_sock_flow(table, hash)
 }
 
 /// The record step behind the `rfs_needed` guard: what the rfs_needed patch
 /// makes of `sock_rps_record_flow_hash()`. `None` when the guard is off
 /// (nothing was even looked at).
 #[inline(always)]
-pub(crate) fn sock_rps_record_flow_hash_guarded(hash: u32) -> Option<bool> {
+pub(crate) fn sock_rps_record_flow_hash_guarded(
+    table: &impl SockFlowTable,
+    hash: u32,
+) -> Option<bool> {
     if rfs_needed() {
-        Some(sock_rps_record_flow_hash(hash))
+        Some(sock_rps_record_flow_hash(table, hash))
     } else {
         None
     }

@@ -226,6 +226,10 @@ pub(crate) struct Tun {
     /// `tun_net_init()` (`ndo_init`) and freed with the `Tun`, as tun.c's
     /// `tun_free_netdev()` frees it; rtnl.
     security: RtnlLocked<TunSecurity>,
+    /// tun.c's `tun->file` and `tun->ifr`'s flags: the file creating the
+    /// device and its `TUNSETIFF` flags, which `ndo_init` (`tun_net_init`)
+    /// attaches as the first queue; empty from then on.
+    file: RtnlLocked<Option<(Arc<TunFile>, u32)>>,
     /// `tun->flows` and its ageing timer.
     #[pin]
     flows: FlowTable,
@@ -237,7 +241,12 @@ pub(crate) struct Tun {
 pub(crate) const INVALID_ID: u32 = u32::MAX;
 
 impl Tun {
-    fn new(flags: u32, unguarded: bool, sndbuf: i32) -> impl PinInit<Self, Error> {
+    fn new(
+        flags: u32,
+        unguarded: bool,
+        sndbuf: i32,
+        file: (Arc<TunFile>, u32),
+    ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             flags: AtomicU32::new(flags),
             tfiles: [const { RcuArc::null() }; MAX_TAP_QUEUES],
@@ -257,6 +266,7 @@ impl Tun {
             rx_batched: AtomicU32::new(0),
             unguarded,
             security: RtnlLocked::new(TunSecurity::none()),
+            file: RtnlLocked::new(Some(file)),
             flows <- FlowTable::new(sys::param_flow_ageing()),
             stats: TunStats::new()?,
             debugfs: DevDebugfs::new(),

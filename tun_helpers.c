@@ -198,6 +198,10 @@ unsigned long rtun_jump_entry_target(const struct jump_entry *entry) { return ju
 struct static_key *rtun_jump_entry_key(const struct jump_entry *entry) { return jump_entry_key(entry); }
 #endif
 
+/* RFS tables */
+
+size_t rtun_rps_sock_flow_table_size(u32 entries) { return RPS_SOCK_FLOW_TABLE_SIZE(entries); }
+
 /* files, notifiers */
 
 void *rtun_file_inode_private(const struct file *file) { return file_inode(file)->i_private; }

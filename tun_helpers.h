@@ -181,6 +181,9 @@ unsigned long rtun_jump_entry_code(const struct jump_entry *entry);
 unsigned long rtun_jump_entry_target(const struct jump_entry *entry);
 struct static_key *rtun_jump_entry_key(const struct jump_entry *entry);
 
+/* RFS tables (include/net/rps.h) */
+size_t rtun_rps_sock_flow_table_size(u32 entries);
+
 /* files, notifiers (include/linux/fs.h, notifier.h) */
 void *rtun_file_inode_private(const struct file *file);
 

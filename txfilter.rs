@@ -52,6 +52,47 @@ fn pack(addr: &[u8; ETH_ALEN]) -> u64 {
     u64::from_le_bytes(b)
 }
 
+/// What `update_filter()` makes of a `struct tun_filter`'s addresses,
+/// gathered one at a time as they are copied from user space, so that
+/// nothing holds all of them (up to 65535, 384 KiB) at once: the first
+/// eight, exact; the multicast ones after them, hashed; whether a unicast
+/// one came after them (which turns the filter off).
+pub(crate) struct FilterUpdate {
+    /// Addresses seen.
+    n: usize,
+    /// The first `FLT_EXACT_COUNT` of them.
+    addr: [[u8; ETH_ALEN]; FLT_EXACT_COUNT],
+    /// The 64-bit hash of the multicast ones past those.
+    mask: [u32; 2],
+    /// A unicast address came past those.
+    unicast: bool,
+}
+
+impl FilterUpdate {
+    /// No address yet.
+    pub(crate) const fn new() -> Self {
+        Self {
+            n: 0,
+            addr: [[0; ETH_ALEN]; FLT_EXACT_COUNT],
+            mask: [0; 2],
+            unicast: false,
+        }
+    }
+
+    /// The next address (`update_filter()`'s two loops, one step).
+    pub(crate) fn push(&mut self, a: &[u8; ETH_ALEN]) {
+        if self.n < FLT_EXACT_COUNT {
+            self.addr[self.n] = *a;
+        } else if !is_multicast(a) {
+            self.unicast = true;
+        } else {
+            let n = addr_hash_bit(a);
+            self.mask[(n >> 5) as usize] |= 1 << (n & 31);
+        }
+        self.n = self.n.saturating_add(1);
+    }
+}
+
 /// `struct tap_filter`.
 pub(crate) struct TxFilter {
     /// Exact addresses in use (0: the filter is off).
@@ -72,34 +113,31 @@ impl TxFilter {
         }
     }
 
-    /// `update_filter()` with the `struct tun_filter` header's `flags` and
-    /// its `addrs` (already copied from user space; none means "disable").
-    /// Returns the number of exact addresses, as `TUNSETTXFILTER` does; a
-    /// unicast address past the first eight leaves the filter disabled and
-    /// returns 0, as tun.c.
-    pub(crate) fn update(&self, flags: u16, addrs: &[[u8; ETH_ALEN]]) -> u32 {
+    /// `update_filter()`'s last step: the filter becomes what `update`
+    /// gathered from the addresses of a `struct tun_filter` with `flags`
+    /// (none means "disable"). Returns the number of exact addresses, as
+    /// `TUNSETTXFILTER` does; a unicast address past the first eight
+    /// leaves the filter disabled and returns 0, as tun.c.
+    pub(crate) fn apply(&self, flags: u16, update: &FilterUpdate) -> u32 {
         // Disabled while it changes.
         self.count.store(0, Ordering::Release);
-        if addrs.is_empty() {
+        if update.n == 0 {
             return 0;
         }
-        let nexact = addrs.len().min(FLT_EXACT_COUNT);
-        for (slot, a) in self.addr.iter().zip(&addrs[..nexact]) {
+        let nexact = update.n.min(FLT_EXACT_COUNT);
+        for (slot, a) in self.addr.iter().zip(&update.addr[..nexact]) {
             slot.store(pack(a), Ordering::Relaxed);
         }
-        let mut mask = [0u32; 2];
-        for a in &addrs[nexact..] {
-            if !is_multicast(a) {
-                // Unicast past the exact ones: no filter (tun.c leaves the
-                // mask half-written, which nobody reads while count is 0).
-                return 0;
-            }
-            let n = addr_hash_bit(a);
-            mask[(n >> 5) as usize] |= 1 << (n & 31);
+        if update.unicast {
+            // Unicast past the exact ones: no filter (tun.c leaves the
+            // mask half-written, which nobody reads while count is 0).
+            return 0;
         }
-        if flags & TUN_FLT_ALLMULTI != 0 {
-            mask = [!0; 2];
-        }
+        let mask = if flags & TUN_FLT_ALLMULTI != 0 {
+            [!0; 2]
+        } else {
+            update.mask
+        };
         self.mask[0].store(mask[0], Ordering::Relaxed);
         self.mask[1].store(mask[1], Ordering::Relaxed);
         // Enabled again, with everything above visible first.

@@ -24,12 +24,13 @@ pub(crate) struct TunNetDev<const UNGUARDED: bool>;
 impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     type Priv = Tun;
 
-    /// `tun_net_init()`: the device's LSM blob. (Its features and flags
-    /// are set before registration, `tun_net_initialize()`; the creating
-    /// file is attached after it, `tun_set_iff()`.)
+    /// `tun_net_init()`: the device's LSM blob, then the attach of the
+    /// creating file as the first queue (on an error the blob goes with the
+    /// `Tun`, which the failed registration drops). (Features and flags are
+    /// set before registration, `tun_net_initialize()`.)
     fn init<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) -> Result {
         *dev.priv_().security.get_mut(rtnl) = TunSecurity::alloc()?;
-        Ok(())
+        queue::tun_net_init(dev, rtnl)
     }
 
     /// `tun_net_uninit()`.

@@ -6,12 +6,17 @@
  * and without a static_branch_unlikely(&rfs_needed) check, and an empty loop
  * as the floor, each timed with rdtsc() with bottom halves disabled, three
  * runs. Reading <debugfs>/rtun_cbench/micro_bench runs it; the loops have
- * the shape of rust_tun's (rps.rs: micro_bench) so the two sit side by side.
+ * the shape of rust_tun's (bench.rs: micro_bench) so the two sit side by
+ * side. As rust_tun's, the steps record into a private twin of the global
+ * RFS table (there while the global one is, as large), not into the live
+ * table, whose entries steer real flows.
  */
 #include <linux/debugfs.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <net/rps.h>
 #include <asm/msr.h>
 
@@ -52,21 +57,79 @@ static noinline u64 name(u32 h, int *err)			\
 	return cycles;						\
 }
 
+/*
+ * The benchmark's twin of net_hotdata.rps_sock_flow_table; one reader of
+ * micro_bench at a time sets it up, uses it and frees it.
+ */
+static struct rps_sock_flow_table __rcu *bench_table;
+static DEFINE_MUTEX(bench_lock);
+
+/*
+ * C's inline sock_rps_record_flow_hash() (include/net/rps.h:
+ * _sock_rps_record_flow_hash()), as tun.c calls it, on bench_table.
+ */
+static __always_inline void bench_record_flow_hash(u32 hash)
+{
+	struct rps_sock_flow_table *table;
+
+	if (!hash)
+		return;
+	rcu_read_lock();
+	table = rcu_dereference(bench_table);
+	if (table)
+		rps_record_sock_flow(table, hash);
+	rcu_read_unlock();
+}
+
 /* The floor: the loop and nothing else. */
 DEFINE_BENCH(bench_floor, )
-/* C's inline sock_rps_record_flow_hash(), as tun.c calls it. */
-DEFINE_BENCH(bench_unguarded, sock_rps_record_flow_hash(h))
+/* The record step, unguarded. */
+DEFINE_BENCH(bench_unguarded, bench_record_flow_hash(h))
 /* The same behind the rfs_needed static key (the rfs_needed patch). */
 DEFINE_BENCH(bench_guarded,
 	     if (static_branch_unlikely(&rfs_needed))
-		     sock_rps_record_flow_hash(h))
+		     bench_record_flow_hash(h))
+
+/* bench_table as the global table is now: none, or as many entries. */
+static int bench_table_like_global(void)
+{
+	struct rps_sock_flow_table *global, *t = NULL;
+	u32 mask = 0;
+	bool there;
+
+	rcu_read_lock();
+	global = rcu_dereference(net_hotdata.rps_sock_flow_table);
+	there = global;
+	if (there)
+		mask = global->mask;
+	rcu_read_unlock();
+	if (there) {
+		t = kvzalloc(RPS_SOCK_FLOW_TABLE_SIZE(mask + 1), GFP_KERNEL);
+		if (!t)
+			return -ENOMEM;
+		t->mask = mask;
+	}
+	rcu_assign_pointer(bench_table, t);
+	return 0;
+}
+
+static void bench_table_free(void)
+{
+	struct rps_sock_flow_table *t =
+		rcu_dereference_protected(bench_table, lockdep_is_held(&bench_lock));
+
+	RCU_INIT_POINTER(bench_table, NULL);
+	kvfree(t);
+}
 
 static int micro_bench_show(struct seq_file *m, void *v)
 {
 	int rfs = static_key_count(&rfs_needed.key);
 	u32 hash = 0x9e3779b9;
-	int run, err = 0;
+	int run, err;
 
+	mutex_lock(&bench_lock);
+	err = bench_table_like_global();
 	for (run = 0; run < 3 && !err; run++) {
 		u64 floor = bench_floor(hash, &err);
 		u64 guarded = bench_guarded(hash, &err);
@@ -82,6 +145,8 @@ static int micro_bench_show(struct seq_file *m, void *v)
 		seq_printf(m, "impl=c variant=unguarded run=%d rfs_needed=%d calls=%d cycles=%llu\n",
 			   run, rfs, BENCH_CALLS, unguarded);
 	}
+	bench_table_free();
+	mutex_unlock(&bench_lock);
 	return err;
 }
 DEFINE_SHOW_ATTRIBUTE(micro_bench);
@@ -102,5 +167,5 @@ static void __exit rtun_cbench_exit(void)
 
 module_init(rtun_cbench_init);
 module_exit(rtun_cbench_exit);
-MODULE_DESCRIPTION("rust-tun micro-benchmark, C side: sock_rps_record_flow_hash with and without rfs_needed");
+MODULE_DESCRIPTION("rust-tun micro-benchmark, C side: sock_rps_record_flow_hash with and without rfs_needed, into a private RFS table");
 MODULE_LICENSE("GPL");

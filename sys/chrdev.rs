@@ -50,6 +50,15 @@ pub(crate) const COMPAT_IFREQ_LEN: usize = bindings::RTUN_COMPAT_IFREQ_SIZE as u
 /// A `seq_file` being written (`show_fdinfo`).
 pub(crate) struct SeqFile(*mut bindings::seq_file);
 
+impl SeqFile {
+    /// `seq_write()` of raw bytes (a device name is bytes, not UTF-8).
+    pub(crate) fn write_bytes(&mut self, b: &[u8]) {
+        // SAFETY: The seq_file of the current `show` call; `seq_write`
+        // copies what fits and marks an overflow for a retry itself.
+        unsafe { bindings::seq_write(self.0, b.as_ptr().cast(), b.len()) };
+    }
+}
+
 impl core::fmt::Write for SeqFile {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
         // SAFETY: The seq_file of the current `show` call; `seq_write`

@@ -857,14 +857,18 @@ pub(crate) struct Stats64 {
 pub(crate) trait NetDevOps: 'static {
     /// The private area.
     type Priv: Sync + 'static;
-    /// `ndo_init`: under rtnl, in `register_netdevice()` once the name is
-    /// valid, before the device is registered. An error fails the
-    /// registration (without `ndo_uninit`); a registration that fails
-    /// after it calls `ndo_uninit`, then drops the private area.
+    /// `ndo_init`: under rtnl, from `register_netdevice()` (through
+    /// [`NetDeviceBuilder::register`]) once the name is valid, before the
+    /// device's queues get their sysfs objects and the device is announced.
+    /// The device is not registered yet: it must not be published in an
+    /// [`RcuDev`]. On failure registration fails and `ndo_uninit` is not
+    /// called (the private area is dropped), so nothing may be left behind
+    /// that the private area's drop does not undo; after success, a later
+    /// failure of registration calls `ndo_uninit`.
     fn init<'g>(dev: &'g NetDevice<Self::Priv>, rtnl: &mut Rtnl<'g>) -> Result;
     /// `ndo_uninit`: under rtnl, the device is being unregistered (or its
-    /// registration failed). Must unpublish the device from every
-    /// [`RcuDev`].
+    /// registration failed after `ndo_init`). Must unpublish the device
+    /// from every [`RcuDev`].
     fn uninit<'g>(dev: &'g NetDevice<Self::Priv>, rtnl: &mut Rtnl<'g>);
     /// `ndo_open`.
     fn open(dev: &NetDevice<Self::Priv>);

@@ -37,30 +37,51 @@ impl Proto {
 }
 
 /// `struct sock_fprog` as `TUNATTACHFILTER` copies it from user space:
-/// the number of instructions and a user pointer to them.
+/// the number of instructions and a user pointer to them. Kept as the
+/// bytes user space gave, padding included, which `TUNGETFILTER` gives
+/// back (tun.c keeps the struct as copied and copies it out whole); the
+/// fields are read out of them at their C offsets when the program is
+/// attached. Zeroes before any was given (tun.c's zeroed `tun_struct`).
 #[derive(Clone, Copy, Default)]
-pub(crate) struct SockFprog(bindings::sock_fprog);
-
-// SAFETY: Plain data; the pointer is a user address, never dereferenced
-// by Rust.
-unsafe impl Send for SockFprog {}
+pub(crate) struct SockFprog([u8; SOCK_FPROG_LEN]);
 
 /// The size of `struct sock_fprog` (64-bit).
 pub(crate) const SOCK_FPROG_LEN: usize = core::mem::size_of::<bindings::sock_fprog>();
 
+/// Where `struct sock_fprog`'s fields sit, and their sizes, from C.
+const FPROG_LEN_AT: usize = core::mem::offset_of!(bindings::sock_fprog, len);
+const FPROG_FILTER_AT: usize = core::mem::offset_of!(bindings::sock_fprog, filter);
+const FPROG_FILTER_LEN: usize = core::mem::size_of::<*mut bindings::sock_filter>();
+const _: () = assert!(
+    FPROG_LEN_AT + 2 <= SOCK_FPROG_LEN
+        && FPROG_FILTER_AT + FPROG_FILTER_LEN <= SOCK_FPROG_LEN
+        && FPROG_FILTER_LEN == core::mem::size_of::<usize>()
+);
+
 impl SockFprog {
     /// From the bytes user space passed.
     pub(crate) fn from_bytes(b: &[u8; SOCK_FPROG_LEN]) -> Self {
-        // SAFETY: `sock_fprog` is plain old data of this size (a `u16` and
-        // a pointer, which may hold any value: it is a user address).
-        Self(unsafe { core::mem::transmute_copy::<[u8; SOCK_FPROG_LEN], bindings::sock_fprog>(b) })
+        Self(*b)
     }
 
-    /// The bytes `TUNGETFILTER` copies out.
+    /// The bytes `TUNGETFILTER` copies out: those `from_bytes` was given.
     pub(crate) fn to_bytes(self) -> [u8; SOCK_FPROG_LEN] {
-        // SAFETY: As above; padding bytes were zeroed by `Default` or come
-        // from user space.
-        unsafe { core::mem::transmute_copy::<bindings::sock_fprog, [u8; SOCK_FPROG_LEN]>(&self.0) }
+        self.0
+    }
+
+    /// The C struct, its fields copied out of the bytes (the padding is
+    /// not part of it).
+    fn to_c(self) -> bindings::sock_fprog {
+        let b = &self.0;
+        let len = u16::from_ne_bytes([b[FPROG_LEN_AT], b[FPROG_LEN_AT + 1]]);
+        let mut p = [0u8; FPROG_FILTER_LEN];
+        p.copy_from_slice(&b[FPROG_FILTER_AT..FPROG_FILTER_AT + FPROG_FILTER_LEN]);
+        bindings::sock_fprog {
+            len,
+            // CAST: A user address, as user space gave it; only
+            // `sk_attach_filter()` uses it, through `copy_from_user()`.
+            filter: usize::from_ne_bytes(p) as *mut bindings::sock_filter,
+        }
     }
 }
 
@@ -190,7 +211,7 @@ impl Sock {
     /// `sk_attach_filter()` under the socket lock: copies the program from
     /// user space, checks and attaches it.
     pub(crate) fn attach_filter(&self, fprog: &SockFprog) -> Result {
-        let mut f = fprog.0;
+        let mut f = fprog.to_c();
         // SAFETY: A live socket, locked as sk_attach_filter() wants; it
         // reads the program through the user pointer with copy_from_user.
         let ret = unsafe {

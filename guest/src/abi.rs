@@ -751,3 +751,98 @@ pub fn t_setlink_addr_len(n: Node) -> TestResult {
     }
     Ok(())
 }
+
+/// `TUNSETTXFILTER` with the most addresses a `struct tun_filter` can
+/// name (65535: 384 KiB, which tun.c copies with `memdup_user()`): eight
+/// exact, the rest multicast by hash; the same filter one byte short of
+/// its mapping is `EFAULT` and leaves the filter as it was. On the debug
+/// kernel, rust_tun must take the largest filter with no page of order 1
+/// or more to be had: it reads the addresses in bounded pieces and
+/// allocates nothing (a deliberate difference: tun.c's copy fails there
+/// with `ENOMEM`).
+pub fn t_txfilter_largest(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-tl0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    sh("ip link set rt-tl0 up")?;
+    drain(&t);
+    let a = [2, 0, 0, 0, 0, 1];
+    let b = [2, 0, 0, 0, 0, 2];
+    let mut addrs: Vec<[u8; 6]> = (0..8).map(|i| [2, 0, 0, 0, 1, i]).collect();
+    addrs[0] = a;
+    addrs.extend((0..65535u32 - 8).map(|i| [1, 0, 0x5e, 0x7f & (i >> 16) as u8, (i >> 8) as u8, i as u8]));
+    let mut f = tun_filter(0, &addrs);
+    check!(f.len() == 4 + 6 * 65535, "filter of {} bytes", f.len());
+    check!(ioctl_ptr(t.fd(), TUNSETTXFILTER, f.as_mut_ptr()) == Ok(8), "65535 addresses: {:?}", ioctl_ptr(t.fd(), TUNSETTXFILTER, f.as_mut_ptr()));
+    let pk = Packet::open("rt-tl0")?;
+    let src = [2, 0xaa, 0, 0, 0, 1];
+    let passes = |d: [u8; 6]| -> Result<bool, String> {
+        pk.send(&pkt::eth(d, src, 0x88b5, &[0x5a; 46]))?;
+        Ok(drain(&t).iter().any(|f| f.get(..6) == Some(&d[..])))
+    };
+    check!(passes(a)? && !passes(b)?, "the largest filter does not filter");
+    check!(passes([1, 0, 0x5e, 0, 0x12, 0x34])?, "a listed multicast address was dropped");
+
+    // The same, one byte short of its mapping.
+    let len = f.len();
+    let pages = len.div_ceil(4096) + 1;
+    // SAFETY: Anonymous mapping; its last page is unmapped right away.
+    let map = unsafe {
+        libc::mmap(std::ptr::null_mut(), pages * 4096, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+    };
+    check!(map != libc::MAP_FAILED, "mmap: errno {}", errno());
+    let end = map as usize + (pages - 1) * 4096;
+    // SAFETY: Ours; the last page goes, the rest stays mapped.
+    unsafe { libc::munmap(end as *mut libc::c_void, 4096) };
+    let at = end - (len - 1);
+    // SAFETY: `len - 1` bytes before the unmapped page, all mapped.
+    unsafe { std::ptr::copy_nonoverlapping(f.as_ptr(), at as *mut u8, len - 1) };
+    let mut one = tun_filter(0, &[b]);
+    check!(ioctl_ptr(t.fd(), TUNSETTXFILTER, one.as_mut_ptr()) == Ok(1), "filter of b");
+    expect_errno!(ioctl_ptr(t.fd(), TUNSETTXFILTER, at as *mut u8), libc::EFAULT, "65535 addresses, the last one byte short");
+    check!(passes(b)? && !passes(a)?, "a failed TUNSETTXFILTER changed the filter");
+    // SAFETY: The rest of our mapping.
+    unsafe { libc::munmap(map, (pages - 1) * 4096) };
+
+    if n.module == "rust_tun" && std::path::Path::new(crate::hardening::FAIL_PAGE_ALLOC).exists() {
+        let r = {
+            let _fail = crate::hardening::FailHighOrder::new(1)?;
+            ioctl_ptr(t.fd(), TUNSETTXFILTER, f.as_mut_ptr())
+        };
+        check!(r == Ok(8), "65535 addresses without pages of order >= 1: {r:?}");
+        check!(passes(a)? && !passes(b)?, "the filter set without high-order pages does not filter");
+    }
+    Ok(())
+}
+
+/// `TUNGETFILTER` gives back the `struct sock_fprog` that `TUNATTACHFILTER`
+/// was given, all 16 bytes of it (tun.c copies the struct in and out
+/// whole, padding included), and zeroes before any was attached.
+pub fn t_getfilter_bytes(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-gf0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    let mut got = [0x5au8; 16];
+    ioctl_ptr(t.fd(), TUNGETFILTER, got.as_mut_ptr()).map_err(|e| format!("TUNGETFILTER before: {e}"))?;
+    check!(got == [0; 16], "TUNGETFILTER before any filter: {got:02x?}");
+    static PROG: [SockFilter; 1] = [SockFilter { code: 0x06, jt: 0, jf: 0, k: 0xffff }];
+    let mut given = [0xa5u8; 16];
+    given[..2].copy_from_slice(&1u16.to_ne_bytes());
+    given[8..].copy_from_slice(&(PROG.as_ptr() as usize).to_ne_bytes());
+    ioctl_ptr(t.fd(), TUNATTACHFILTER, given.as_mut_ptr()).map_err(|e| format!("TUNATTACHFILTER: {e}"))?;
+    let mut got = [0x5au8; 16];
+    ioctl_ptr(t.fd(), TUNGETFILTER, got.as_mut_ptr()).map_err(|e| format!("TUNGETFILTER: {e}"))?;
+    check!(got == given, "TUNGETFILTER gave {got:02x?}, TUNATTACHFILTER was given {given:02x?}");
+    Ok(())
+}
+
+/// A device name is bytes: one with bytes >= 0x80 (valid UTF-8 or not)
+/// shows in fdinfo's `iff:` as it is, as tun.c's `%s` prints it.
+pub fn t_fdinfo_bytes_name(n: Node) -> TestResult {
+    for name in [&b"rt-\xff\xfe0"[..], &b"rt-\xc3\xa90"[..]] {
+        let f = Tun::open_node(n.path).map_err(|e| e.to_string())?;
+        let mut ifr = IfReq::new("", IFF_TUN | IFF_NO_PI);
+        ifr.name[..name.len()].copy_from_slice(name);
+        ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map_err(|e| format!("TUNSETIFF {name:02x?}: {e}"))?;
+        check!(&ifr.name[..name.len()] == name && ifr.name[name.len()] == 0, "TUNSETIFF returned the name {:02x?}", ifr.name);
+        let iff = crate::queues::fdinfo_iff(f.as_raw_fd());
+        check!(iff.as_deref() == Some(name), "fdinfo iff {iff:02x?}, expected {name:02x?}");
+    }
+    Ok(())
+}

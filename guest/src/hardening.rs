@@ -277,14 +277,14 @@ pub fn t_tx_timestamp(n: Node) -> TestResult {
     Ok(())
 }
 
-const FAIL_PAGE_ALLOC: &str = "/sys/kernel/debug/fail_page_alloc";
+pub(crate) const FAIL_PAGE_ALLOC: &str = "/sys/kernel/debug/fail_page_alloc";
 
 /// Makes every page allocation of order `min_order` or more by this thread
 /// fail until dropped (fault injection: `fail_page_alloc` with a task filter).
-struct FailHighOrder;
+pub(crate) struct FailHighOrder;
 
 impl FailHighOrder {
-    fn new(min_order: u32) -> Result<Self, String> {
+    pub(crate) fn new(min_order: u32) -> Result<Self, String> {
         for (k, v) in [
             ("probability", "100".to_string()),
             ("interval", "1".to_string()),

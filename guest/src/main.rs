@@ -72,6 +72,7 @@ mod fuzz;
 mod nl;
 mod hardening;
 mod lsm;
+mod queues;
 mod runner;
 
 fn errname(e: i32) -> &'static str {
@@ -1282,6 +1283,36 @@ impl GuardRig {
     }
 }
 
+/// The micro-benchmark (`<debugfs>/rust_tun/micro_bench`) records into a
+/// table of its own, not into the live RFS table, whose entries steer
+/// received flows: with a global table of one entry (every hash shares it),
+/// the entry a flow recorded is still there after a benchmark run (which
+/// records hash 0x9e3779b9 tens of millions of times). The devices are
+/// created with `flow_ageing_ms=600000`: the run takes longer than the
+/// flow's 3 s on the debug kernel.
+fn t_micro_bench_private_table(n: Node) -> TestResult {
+    keys_off()?;
+    write_file(FLOW_AGEING_PARAM, "600000")?;
+    let rig = GuardRig::new(n.path);
+    write_file(FLOW_AGEING_PARAM, "3000")?;
+    let rig = rig?;
+    write_file(RPS_SOCK_FLOW_ENTRIES, "1")?;
+    let r = (|| {
+        rig.round()?;
+        let (_, flows) = dbg_flows("rt-gmq")?;
+        let before = flows.first().and_then(|f| f.rfs_ent);
+        check!(before.is_some(), "no RFS entry for the flow: {flows:?}");
+        let out = std::fs::read_to_string(format!("{DEBUGFS}/micro_bench")).map_err(|e| format!("micro_bench: {e}"))?;
+        check!(out.lines().filter(|l| l.starts_with("impl=rust ")).count() == 9, "micro_bench: {out}");
+        let (_, flows) = dbg_flows("rt-gmq")?;
+        let after = flows.first().and_then(|f| f.rfs_ent);
+        check!(after == before, "the live RFS entry went from {before:08x?} to {after:08x?} during micro_bench (its hash: 9e3779b9)");
+        Ok(())
+    })();
+    write_file(RPS_SOCK_FLOW_ENTRIES, "0")?;
+    r
+}
+
 fn t_guards_rfs(n: Node) -> TestResult {
     keys_off()?;
     let rig = GuardRig::new(n.path)?;
@@ -1501,6 +1532,9 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("delete_under_reader", t_delete_under_reader, &[RUST, C]),
     ("mq_attach_detach", t_mq_attach_detach, &[RUST, C]),
     ("mq_queue_limit", t_mq_queue_limit, &[RUST, C]),
+    ("mq_delete_with_detached", queues::t_delete_with_detached, &[RUST, C]),
+    ("mq_create_uevents", queues::t_mq_create_uevents, &[RUST, C]),
+    ("txqlen_every_ring", queues::t_txqlen_every_ring, &[RUST, C]),
     ("mq_flows_follow_queues", t_mq_flows, &[RUST]),
     ("mq_flows_move_with_queue", t_mq_flows_move, &[RUST]),
     ("flow_limit", t_flow_limit, &[RUST]),
@@ -1510,6 +1544,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("jump_sites_follow_keys", t_jump_sites, &[RUST]),
     ("guards_rfs_sysctl", t_guards_rfs, &[RUST]),
     ("guards_rps_cpus", t_guards_rps_cpus, &[RUST]),
+    ("micro_bench_private_table", t_micro_bench_private_table, &[RUST]),
     ("unguarded_mode", t_unguarded, &[RUST]),
     ("modinfo_params", t_modinfo, &[RUST]),
     ("hostile_names", t_hostile_names, &[RUST, C]),
@@ -1567,7 +1602,10 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("setifindex", abi::t_setifindex, &[RUST, C]),
     ("netns_fds", abi::t_netns_fds, &[RUST, C]),
     ("txfilter", abi::t_txfilter, &[RUST, C]),
+    ("txfilter_largest", abi::t_txfilter_largest, &[RUST, C]),
     ("attach_filter", abi::t_attach_filter, &[RUST, C]),
+    ("getfilter_bytes", abi::t_getfilter_bytes, &[RUST, C]),
+    ("fdinfo_bytes_name", abi::t_fdinfo_bytes_name, &[RUST, C]),
     ("misc_ioctls", abi::t_misc_ioctls, &[RUST, C]),
     ("state_notify", abi::t_state_notify, &[RUST, C]),
     ("excl_foreign", abi::t_excl_foreign, &[RUST, C]),
@@ -1593,6 +1631,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("vnet_tso_ecn_read", vnet::t_vnet_tso_ecn_read, &[RUST, C]),
     ("vnet_uso_alone", vnet::t_vnet_uso_alone, &[RUST, C]),
     ("vnet_stats_headers", vnet::t_vnet_stats_headers, &[RUST, C]),
+    ("napi_frags_frame_limit", vnet::t_napi_frags_frame_limit, &[RUST, C]),
     ("compat_32bit", clients::t_compat_32bit, &[RUST]),
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),

@@ -34,6 +34,65 @@ pub struct TunInfo {
     pub num_disabled_queues: Option<u32>,
 }
 
+/// What an RTM_NEWLINK says of a device's queues: the tun attributes
+/// (`IFLA_TUN_NUM_QUEUES`: attached queues) and the core's
+/// `IFLA_NUM_TX_QUEUES`/`IFLA_NUM_RX_QUEUES` (allocated queues, what `ip
+/// -d link` prints as `numtxqueues`/`numrxqueues`).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct LinkQueues {
+    pub name: String,
+    pub num_tx_queues: Option<u32>,
+    pub num_rx_queues: Option<u32>,
+    pub tun: TunInfo,
+}
+
+const IFLA_NUM_TX_QUEUES: u16 = 31;
+const IFLA_NUM_RX_QUEUES: u16 = 32;
+
+/// The attributes of an RTM_NEWLINK (after its `ifinfomsg`).
+fn parse_link(b: &[u8]) -> LinkQueues {
+    let mut l = LinkQueues::default();
+    let u32_of = |p: &[u8]| p.get(..4).map(|b| u32::from_ne_bytes(b.try_into().unwrap()));
+    for (t, p) in attrs(b) {
+        match t {
+            IFLA_IFNAME => l.name = String::from_utf8_lossy(p.split(|&c| c == 0).next().unwrap_or(&[])).into_owned(),
+            IFLA_NUM_TX_QUEUES => l.num_tx_queues = u32_of(p),
+            IFLA_NUM_RX_QUEUES => l.num_rx_queues = u32_of(p),
+            IFLA_LINKINFO => {
+                let info = &mut l.tun;
+                for (t, p) in attrs(p) {
+                    match t {
+                        IFLA_INFO_KIND => {
+                            info.kind = String::from_utf8_lossy(p).trim_end_matches('\0').to_string()
+                        }
+                        IFLA_INFO_DATA => {
+                            for (t, p) in attrs(p) {
+                                let u8v = p.first().copied();
+                                let u32v = u32_of(p);
+                                match t {
+                                    1 => info.owner = u32v,
+                                    2 => info.group = u32v,
+                                    3 => info.type_ = u8v,
+                                    4 => info.pi = u8v,
+                                    5 => info.vnet_hdr = u8v,
+                                    6 => info.persist = u8v,
+                                    7 => info.multi_queue = u8v,
+                                    8 => info.num_queues = u32v,
+                                    9 => info.num_disabled_queues = u32v,
+                                    _ => {}
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    l
+}
+
 /// A NETLINK_ROUTE socket.
 pub struct Nl(OwnedFd);
 
@@ -135,6 +194,11 @@ impl Nl {
 
     /// RTM_GETLINK of `ifindex`: its kind and tun attributes.
     pub fn tun_info(&self, ifindex: i32) -> io::Result<TunInfo> {
+        self.link_queues(ifindex).map(|l| l.tun)
+    }
+
+    /// RTM_GETLINK of `ifindex`: its tun attributes and queue counts.
+    pub fn link_queues(&self, ifindex: i32) -> io::Result<LinkQueues> {
         self.send(RTM_GETLINK, 0, &Self::ifinfomsg(ifindex))?;
         for (ty, body) in self.recv()? {
             if ty == NLMSG_ERROR {
@@ -144,41 +208,27 @@ impl Nl {
             if ty != RTM_NEWLINK || body.len() < 16 {
                 continue;
             }
-            let mut info = TunInfo::default();
-            for (t, p) in attrs(&body[16..]) {
-                if t != IFLA_LINKINFO {
-                    continue;
-                }
-                for (t, p) in attrs(p) {
-                    match t {
-                        IFLA_INFO_KIND => {
-                            info.kind = String::from_utf8_lossy(p).trim_end_matches('\0').to_string()
-                        }
-                        IFLA_INFO_DATA => {
-                            for (t, p) in attrs(p) {
-                                let u8v = p.first().copied();
-                                let u32v = p.get(..4).map(|b| u32::from_ne_bytes(b.try_into().unwrap()));
-                                match t {
-                                    1 => info.owner = u32v,
-                                    2 => info.group = u32v,
-                                    3 => info.type_ = u8v,
-                                    4 => info.pi = u8v,
-                                    5 => info.vnet_hdr = u8v,
-                                    6 => info.persist = u8v,
-                                    7 => info.multi_queue = u8v,
-                                    8 => info.num_queues = u32v,
-                                    9 => info.num_disabled_queues = u32v,
-                                    _ => {}
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            return Ok(info);
+            return Ok(parse_link(&body[16..]));
         }
         Err(io::Error::from_raw_os_error(libc::ENOENT))
+    }
+
+    /// The first RTM_NEWLINK notification about `name` to arrive within
+    /// the socket's receive timeout (the socket listens to
+    /// [`RTMGRP_LINK`]), parsed.
+    pub fn first_newlink(&self, name: &str) -> Option<LinkQueues> {
+        while let Ok(msgs) = self.recv() {
+            for (ty, body) in msgs {
+                if ty != RTM_NEWLINK || body.len() < 16 {
+                    continue;
+                }
+                let l = parse_link(&body[16..]);
+                if l.name.as_bytes() == name.as_bytes() {
+                    return Some(l);
+                }
+            }
+        }
+        None
     }
 
     /// RTM_NEWLINK setting `IFLA_CARRIER` (`ip link set DEV carrier on|off`):

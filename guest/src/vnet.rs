@@ -1329,3 +1329,23 @@ pub fn t_vnet_stats_headers(n: Node) -> TestResult {
     }
     Ok(())
 }
+
+/// `IFF_NAPI_FRAGS`'s frame limit: `ETH_MAX_MTU - NET_SKB_PAD -
+/// NET_IP_ALIGN`, 65471 bytes on x86_64 (`NET_SKB_PAD` is
+/// `L1_CACHE_BYTES`, 64, and `NET_IP_ALIGN` 0): a frame of that size is
+/// taken, one byte more is `EMSGSIZE`.
+pub fn t_napi_frags_frame_limit(n: Node) -> TestResult {
+    let t = Tun::create(n.path, "rt-nl0", IFF_TAP | IFF_NO_PI | IFF_NAPI | IFF_NAPI_FRAGS)
+        .map_err(|e| format!("TUNSETIFF IFF_NAPI_FRAGS: {e}"))?;
+    sh("ip link set rt-nl0 up")?;
+    let frame = |len: usize| {
+        let mut f = pkt::eth([2, 0, 0, 0, 0, 8], [2, 0, 0, 0, 0, 9], 0x88b5, &[]);
+        f.resize(len, 0x5a);
+        f
+    };
+    let f = frame(65471);
+    check!(t.write(&f) == Ok(f.len()), "a 65471-byte frame: {:?}", t.write(&f));
+    let f = frame(65472);
+    expect_errno!(t.write(&f), libc::EMSGSIZE, "a 65472-byte frame");
+    Ok(())
+}
