@@ -23,7 +23,9 @@
 #include <linux/if_tun.h>
 #include <linux/miscdevice.h>
 #include <linux/netdevice.h>
+#include <linux/pid.h>
 #include <linux/poll.h>
+#include <linux/signal.h>
 #include <linux/skbuff.h>
 #include <linux/uio.h>
 #include <net/hotdata.h>
@@ -40,6 +42,11 @@ const __poll_t RTUN_EPOLLWRNORM = EPOLLWRNORM;
 const __poll_t RTUN_EPOLLERR = EPOLLERR;
 const __poll_t RTUN_EPOLLWRBAND = EPOLLWRBAND;
 const int RTUN_TUN_MINOR = TUN_MINOR;
+/* O_ASYNC: the signal and its si_code bands (kill_fasync), the owner type. */
+const int RTUN_SIGIO = SIGIO;
+const int RTUN_POLL_IN = POLL_IN;
+const int RTUN_POLL_OUT = POLL_OUT;
+const int RTUN_PIDTYPE_TGID = PIDTYPE_TGID;
 #ifdef CONFIG_COMPAT
 const unsigned long RTUN_COMPAT_IFREQ_SIZE = sizeof(struct compat_ifreq);
 #endif

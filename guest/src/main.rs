@@ -66,6 +66,7 @@ macro_rules! skip {
 mod abi;
 mod behaviour;
 mod clients;
+mod fileops;
 mod vnet;
 mod fuzz;
 mod nl;
@@ -1562,6 +1563,8 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("header_ops", abi::t_header_ops, &[RUST, C]),
     ("napi_flags", abi::t_napi_flags, &[RUST, C]),
     ("hwaddr", abi::t_hwaddr, &[RUST, C]),
+    ("fasync_sigio", fileops::t_fasync_sigio, &[RUST, C]),
+    ("fasync_pollout", fileops::t_fasync_pollout, &[RUST, C]),
     ("vnet_basic", vnet::t_vnet_basic, &[RUST, C]),
     ("vnet_malformed", vnet::t_vnet_malformed, &[RUST, C]),
     ("vnet_gso_udp_write", vnet::t_vnet_gso_udp_write, &[RUST, C]),
