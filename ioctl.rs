@@ -497,7 +497,10 @@ pub(crate) fn tun_chr_ioctl(
             TUNSETOFFLOAD => set_offload(dev, arg, rtnl).map(|()| 0),
             TUNSETTXFILTER => tap_only(tun).and_then(|()| tun_set_txfilter(tun, arg)),
             SIOCGIFHWADDR => {
+                // In the caller's `ifreq` as it came, as tun.c: only what
+                // `dev_get_mac_address()` writes changes.
                 let mut sa = [0u8; sys::SOCKADDR_LEN];
+                sa.copy_from_slice(&ifr.0[IFNAMSIZ..IFNAMSIZ + sys::SOCKADDR_LEN]);
                 dev.get_mac_address(&mut sa, rtnl).and_then(|()| {
                     ifr.0[IFNAMSIZ..IFNAMSIZ + sys::SOCKADDR_LEN].copy_from_slice(&sa);
                     UserSlice::new(arg, ifreq_len)

@@ -18,7 +18,9 @@ pub(crate) trait FileOps: 'static {
     fn open() -> Result<Arc<Self::Data>>;
     /// `release`: the last use of the file.
     fn release(data: Arc<Self::Data>);
-    /// `read_iter`; `noblock` for `O_NONBLOCK` or `IOCB_NOWAIT`.
+    /// `read_iter`; `noblock` for `O_NONBLOCK` or `IOCB_NOWAIT`. A read of
+    /// `n > 0` bytes leaves the file position at `n` (`ki_pos`), as a
+    /// packet device reports it (tun.c's `tun_chr_read_iter()`).
     fn read_iter(data: &Self::Data, to: &mut IovIter, noblock: bool) -> Result<usize>;
     /// `write_iter`.
     fn write_iter(data: &Self::Data, from: &mut IovIter, noblock: bool) -> Result<usize>;
@@ -251,7 +253,14 @@ impl<T: FileOps> FopsAdapter<T> {
             )
         };
         match T::read_iter(data, &mut to, nb) {
-            Ok(n) => n as isize,
+            Ok(n) => {
+                if n > 0 {
+                    // SAFETY: The VFS's `iocb` for this call; it copies
+                    // `ki_pos` back to `f_pos` (or drops it for `pread`).
+                    unsafe { (*iocb).ki_pos = n as i64 };
+                }
+                n as isize
+            }
             Err(e) => e.to_errno() as isize,
         }
     }

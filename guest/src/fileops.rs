@@ -206,3 +206,117 @@ pub fn t_fasync_pollout(n: Node) -> TestResult {
     check!(flagged > 0, "the send buffer never filled");
     Ok(())
 }
+
+/// The `pos:` line of the file's `/proc/self/fdinfo` entry (`f_pos`).
+fn fd_pos(fd: RawFd) -> Result<i64, String> {
+    let s = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).map_err(|e| e.to_string())?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("pos:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| format!("no pos in fdinfo: {s}"))
+}
+
+/// The file position: tun.c's `tun_chr_read_iter()` sets `iocb->ki_pos`
+/// to what a read returned, so `f_pos` (fdinfo `pos:`) is the last read's
+/// length, not a sum; writes leave it; `pread`/`pwrite` work (the file is
+/// no stream) and leave it too; `lseek` is `ESPIPE` (no `llseek`).
+pub fn t_read_pos(n: Node) -> TestResult {
+    let t = Tun::create_nonblock(n.path, "rt-kp0", IFF_TUN).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ptp_up("rt-kp0", "10.85.0.1", "10.85.0.2")?;
+    let udp = std::net::UdpSocket::bind("10.85.0.1:0").map_err(|e| e.to_string())?;
+    let fd = t.fd();
+    thread::sleep(Duration::from_millis(100));
+    drain_nb(&t);
+    check!(fd_pos(fd)? == 0, "pos after open {}", fd_pos(fd)?);
+    let mut buf = vec![0u8; 2048];
+    // A packet of `len` payload bytes, read: tun_pi + IPv4 + UDP + payload.
+    let read_one = |len: usize, buf: &mut [u8]| -> Result<usize, String> {
+        udp.send_to(&vec![7u8; len], "10.85.0.2:9").map_err(|e| format!("send: {e}"))?;
+        t.read_timeout(buf, Duration::from_secs(3)).map_err(|e| format!("read: errno {e}"))
+    };
+    let a = read_one(100, &mut buf)?;
+    check!(a == 4 + 20 + 8 + 100, "read {a}");
+    check!(fd_pos(fd)? == a as i64, "pos after a {a}-byte read: {}", fd_pos(fd)?);
+    let b = read_one(10, &mut buf)?;
+    check!(fd_pos(fd)? == b as i64, "pos after a {b}-byte read (the last read's length): {}", fd_pos(fd)?);
+    // A read cut short by the buffer: the packet's size is returned (and
+    // is the position), capped at the buffer.
+    let c = read_one(300, &mut buf[..50])?;
+    check!(c == 50 && fd_pos(fd)? == 50, "short read {c}, pos {}", fd_pos(fd)?);
+    // Writes do not move it.
+    let ping = pkt::ipv4([10, 85, 0, 2], [10, 85, 0, 1], pkt::IPPROTO_ICMP, &pkt::icmp_echo(8, 3, 1, b"pos"));
+    let mut w = vec![0, 0, 8, 0];
+    w.extend_from_slice(&ping);
+    check!(t.write(&w) == Ok(w.len()), "write");
+    check!(fd_pos(fd)? == 50, "pos after a write {}", fd_pos(fd)?);
+    // pread and pwrite: served, the position untouched (the drain reads
+    // the echo reply: the position is that read's length).
+    thread::sleep(Duration::from_millis(100));
+    drain_nb(&t);
+    let p = fd_pos(fd)?;
+    check!(p == 35, "pos after reading the 35-byte echo reply: {p}");
+    udp.send_to(&[1u8; 20], "10.85.0.2:9").map_err(|e| format!("send: {e}"))?;
+    check!(poll_fd(fd, libc::POLLIN, Duration::from_secs(3)).is_ok_and(|ev| ev & libc::POLLIN != 0), "no packet to pread");
+    // SAFETY: Our fd and buffer.
+    let r = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 12345) };
+    check!(r == (4 + 20 + 8 + 20) as isize, "pread: {r} (errno {})", errno());
+    check!(fd_pos(fd)? == p, "pos after pread {}", fd_pos(fd)?);
+    // SAFETY: Our fd and buffer.
+    let r = unsafe { libc::pwrite(fd, w.as_ptr().cast(), w.len(), 777) };
+    check!(r == w.len() as isize, "pwrite: {r} (errno {})", errno());
+    check!(fd_pos(fd)? == p, "pos after pwrite {}", fd_pos(fd)?);
+    // SAFETY: lseek on our fd.
+    let r = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+    check!(r == -1 && errno() == libc::ESPIPE, "lseek: {r} (errno {})", errno());
+    Ok(())
+}
+
+/// `SIOCGIFHWADDR` on the queue file: tun.c copies back the caller's own
+/// `ifreq` with `dev_get_mac_address()`'s work in `ifr_hwaddr` -- the
+/// family (`dev->type`) and `addr_len` bytes of `sa_data`, or 14 zero
+/// bytes for a device without an address (TUN); the name, the rest of
+/// `sa_data` and the union's tail stay the caller's. A detached queue
+/// still answers; a file without a device is `EBADFD`.
+pub fn t_hwaddr_bytes(n: Node) -> TestResult {
+    #[repr(C)]
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    struct IfReqAddr {
+        name: [u8; 16],
+        family: u16,
+        data: [u8; 14],
+        pad: [u8; 8],
+    }
+    let filled = IfReqAddr { name: *b"zz-not-a-name\0\0\0", family: 0x7777, data: [0xaa; 14], pad: [0xbb; 8] };
+    let get = |fd: RawFd| -> Result<IfReqAddr, i32> {
+        let mut r = filled;
+        ioctl_ptr(fd, SIOCGIFHWADDR, &mut r).map(|_| r)
+    };
+    let f = Tun::open_node(n.path).map_err(|e| e.to_string())?;
+    expect_errno!(get(f.as_raw_fd()), libc::EBADFD, "SIOCGIFHWADDR before TUNSETIFF");
+    drop(f);
+
+    let mac = [2, 0x11, 0x22, 0x33, 0x44, 0x66];
+    let q = mq_open(n.path, "rt-hb0", IFF_TAP | IFF_NO_PI, 2)?;
+    sh(&format!("ip link set rt-hb0 address {}", mac.map(|b| format!("{b:02x}")).join(":")))?;
+    let mut want = filled;
+    want.family = 1; // ARPHRD_ETHER
+    want.data[..6].copy_from_slice(&mac);
+    let got = get(q[0].fd());
+    check!(got == Ok(want), "TAP: {got:?}, expected {want:?}");
+    // A detached queue still has its device.
+    let mut ifr = IfReq::new("", IFF_DETACH_QUEUE);
+    ioctl_ptr(q[1].fd(), TUNSETQUEUE, &mut ifr).map_err(|e| format!("TUNSETQUEUE detach: {e}"))?;
+    let got = get(q[1].fd());
+    check!(got == Ok(want), "detached queue: {got:?}, expected {want:?}");
+
+    let t = Tun::create(n.path, "rt-hb1", IFF_TUN).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    let mut want = filled;
+    want.family = 0xfffe; // ARPHRD_NONE
+    want.data = [0; 14];
+    let got = get(t.fd());
+    check!(got == Ok(want), "TUN: {got:?}, expected {want:?}");
+    // The device deleted under the file: no device, EBADFD.
+    sh("ip link del rt-hb1")?;
+    expect_errno!(get(t.fd()), libc::EBADFD, "SIOCGIFHWADDR after the device went");
+    Ok(())
+}
