@@ -320,3 +320,32 @@ pub fn t_hwaddr_bytes(n: Node) -> TestResult {
     expect_errno!(get(t.fd()), libc::EBADFD, "SIOCGIFHWADDR after the device went");
     Ok(())
 }
+
+/// `TUNSETQUEUE` `IFF_ATTACH_QUEUE` on a TAP with a classic BPF filter
+/// (`TUNATTACHFILTER`): tun.c's `tun_attach()` re-attaches the device's
+/// filter (`skip_filter` false) and, that succeeding, returns at once
+/// (`if (!err) goto out`): `TUNSETQUEUE` returns 0 and the queue stays
+/// detached (`TUNGETIFF` still says `IFF_DETACH_QUEUE`, the device keeps
+/// one queue). Deliberate difference: rust_tun attaches it, with the
+/// filter, as with `TUNSETIFF` (rst, "Deliberate differences").
+pub fn t_queue_attach_filter(n: Node) -> TestResult {
+    // With tun_pi: IFF_NOFILTER is IFF_NO_PI's bit.
+    let q = mq_open(n.path, "rt-qf0", IFF_TAP, 2)?;
+    let prog = [bpf_ret(0xffff)];
+    let mut f = SockFprog { len: 1, filter: prog.as_ptr() };
+    ioctl_ptr(q[0].fd(), TUNATTACHFILTER, &mut f).map_err(|e| format!("TUNATTACHFILTER: {e}"))?;
+    let flags = |t: &Tun| t.getiff().map(|(_, f)| f);
+    check!(flags(&q[1]).is_ok_and(|f| f & (IFF_NOFILTER | IFF_DETACH_QUEUE) == 0), "queue 1 {:?}", flags(&q[1]));
+    check!(setqueue(&q[1], IFF_DETACH_QUEUE) == Ok(0), "detach");
+    check!(tx_queues("rt-qf0") == 1, "one queue after the detach");
+    check!(setqueue(&q[1], IFF_ATTACH_QUEUE) == Ok(0), "attach: {:?}", setqueue(&q[1], IFF_ATTACH_QUEUE));
+    let got = flags(&q[1]);
+    if n.module == "tun" {
+        check!(got.is_ok_and(|f| f & IFF_DETACH_QUEUE != 0), "tun.c: the queue stays detached: {got:?}");
+        check!(tx_queues("rt-qf0") == 1, "tun.c: still one queue");
+    } else {
+        check!(got.is_ok_and(|f| f & (IFF_DETACH_QUEUE | IFF_NOFILTER) == 0), "attached, with the filter: {got:?}");
+        check!(tx_queues("rt-qf0") == 2, "two queues after the attach");
+    }
+    Ok(())
+}

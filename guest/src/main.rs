@@ -1567,6 +1567,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("fasync_pollout", fileops::t_fasync_pollout, &[RUST, C]),
     ("read_pos", fileops::t_read_pos, &[RUST, C]),
     ("hwaddr_bytes", fileops::t_hwaddr_bytes, &[RUST, C]),
+    ("queue_attach_filter", fileops::t_queue_attach_filter, &[RUST, C]),
     ("vnet_basic", vnet::t_vnet_basic, &[RUST, C]),
     ("vnet_malformed", vnet::t_vnet_malformed, &[RUST, C]),
     ("vnet_gso_udp_write", vnet::t_vnet_gso_udp_write, &[RUST, C]),
