@@ -65,6 +65,8 @@ const u64 RTUN_NETIF_F_GSO_UDP_L4 = NETIF_F_GSO_UDP_L4;
 const u64 RTUN_NETIF_F_HW_VLAN_CTAG_TX = NETIF_F_HW_VLAN_CTAG_TX;
 const u64 RTUN_NETIF_F_HW_VLAN_STAG_TX = NETIF_F_HW_VLAN_STAG_TX;
 const unsigned int RTUN_IFF_UP = IFF_UP;
+/* netif_msg_enable_bits (TUNSETDEBUG, ethtool msglvl). */
+const u32 RTUN_NETIF_MSG_DRV = NETIF_MSG_DRV;
 const unsigned int RTUN_IFF_POINTOPOINT = IFF_POINTOPOINT;
 const unsigned int RTUN_IFF_NOARP = IFF_NOARP;
 const unsigned int RTUN_IFF_MULTICAST = IFF_MULTICAST;

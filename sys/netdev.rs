@@ -265,6 +265,20 @@ impl<P> NetDevice<P> {
         Ok(())
     }
 
+    /// `netdev_info()`: logs `args` at `KERN_INFO`, prefixed with the
+    /// device's name as the kernel's netdev messages are.
+    pub(crate) fn info(&self, args: core::fmt::Arguments<'_>) {
+        // SAFETY: A live device; `%pA` formats the `fmt::Arguments` the
+        // pointer points to, which lives through the call.
+        unsafe {
+            bindings::netdev_info(
+                self.as_ptr(),
+                kernel::c_str!("%pA").as_char_ptr().cast(),
+                ptr::from_ref(&args).cast::<c_void>(),
+            )
+        }
+    }
+
     /// `SIOCGIFHWADDR`: `dev_get_mac_address()` into the `sockaddr` of an
     /// `ifreq` (`ifr_hwaddr`, 16 bytes after the name): the family and
     /// `addr_len` bytes of `sa_data` (all 14 zeroed without an address);

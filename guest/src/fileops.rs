@@ -349,3 +349,86 @@ pub fn t_queue_attach_filter(n: Node) -> TestResult {
     }
     Ok(())
 }
+
+/// `/dev/kmsg` opened at its end: the messages logged from now on.
+struct Kmsg(std::fs::File);
+
+impl Kmsg {
+    fn open() -> Result<Kmsg, String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open("/dev/kmsg")
+            .map_err(|e| format!("/dev/kmsg: {e}"))?;
+        // SAFETY: lseek on our fd.
+        unsafe { libc::lseek(f.as_raw_fd(), 0, libc::SEEK_END) };
+        Ok(Kmsg(f))
+    }
+
+    /// The text of each message logged since the last call.
+    fn lines(&mut self) -> Vec<String> {
+        use std::io::Read;
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 8192];
+        while let Ok(n) = self.0.read(&mut buf) {
+            let rec = String::from_utf8_lossy(&buf[..n]).into_owned();
+            if let Some((_, text)) = rec.split_once(';') {
+                out.push(text.lines().next().unwrap_or("").to_string());
+            }
+        }
+        out
+    }
+}
+
+/// `TUNSETDEBUG` sets `tun->msg_enable` (ethtool's msglvl too); with
+/// `NETIF_MSG_DRV` on, tun.c logs each ioctl on the device (`netif_info`:
+/// "DEV: tun_chr_ioctl cmd N") and what the control ioctls did; off, it
+/// logs nothing.
+pub fn t_tun_debug(n: Node) -> TestResult {
+    const NETIF_MSG_DRV: libc::c_ulong = 1;
+    let t = Tun::create(n.path, "rt-db0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    let mut k = Kmsg::open()?;
+    let ours = |lines: Vec<String>| -> Vec<String> { lines.into_iter().filter(|l| l.starts_with("rt-db0: ")).collect() };
+    ioctl_val(t.fd(), TUNSETPERSIST, 0).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+    let quiet = ours(k.lines());
+    check!(quiet.is_empty(), "messages without TUNSETDEBUG: {quiet:?}");
+
+    ioctl_val(t.fd(), TUNSETDEBUG, NETIF_MSG_DRV).map_err(|e| format!("TUNSETDEBUG: {e}"))?;
+    check!(ethtool_msglvl("rt-db0") == Ok(1), "msglvl {:?}", ethtool_msglvl("rt-db0"));
+    let _ = k.lines();
+    ioctl_val(t.fd(), TUNSETNOCSUM, 1).map_err(|e| format!("TUNSETNOCSUM: {e}"))?;
+    ioctl_val(t.fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+    ioctl_val(t.fd(), TUNSETPERSIST, 0).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+    ioctl_val(t.fd(), TUNSETOWNER, 1234).map_err(|e| format!("TUNSETOWNER: {e}"))?;
+    ioctl_val(t.fd(), TUNSETGROUP, 4321).map_err(|e| format!("TUNSETGROUP: {e}"))?;
+    ioctl_val(t.fd(), TUNSETLINK, 1).map_err(|e| format!("TUNSETLINK: {e}"))?;
+    sh("ip link set rt-db0 up")?;
+    expect_errno!(ioctl_val(t.fd(), TUNSETLINK, 1), libc::EBUSY, "TUNSETLINK while up");
+    let cmd = |c: u64| format!("rt-db0: tun_chr_ioctl cmd {c}");
+    let want = [
+        cmd(TUNSETNOCSUM),
+        "rt-db0: ignored: set checksum disabled".to_string(),
+        cmd(TUNSETPERSIST),
+        "rt-db0: persist enabled".to_string(),
+        cmd(TUNSETPERSIST),
+        "rt-db0: persist disabled".to_string(),
+        cmd(TUNSETOWNER),
+        "rt-db0: owner set to 1234".to_string(),
+        cmd(TUNSETGROUP),
+        "rt-db0: group set to 4321".to_string(),
+        cmd(TUNSETLINK),
+        "rt-db0: linktype set to 1".to_string(),
+        cmd(TUNSETLINK),
+        "rt-db0: Linktype set failed because interface is up".to_string(),
+    ];
+    let got = ours(k.lines());
+    check!(got == want, "TUNSETDEBUG NETIF_MSG_DRV: logged {got:#?}, expected {want:#?}");
+
+    // Off again: the TUNSETDEBUG itself is the last one logged.
+    ioctl_val(t.fd(), TUNSETDEBUG, 0).map_err(|e| format!("TUNSETDEBUG 0: {e}"))?;
+    ioctl_val(t.fd(), TUNSETPERSIST, 0).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+    let got = ours(k.lines());
+    check!(got == [cmd(TUNSETDEBUG)], "after TUNSETDEBUG 0: {got:?}");
+    Ok(())
+}

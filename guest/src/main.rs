@@ -1568,6 +1568,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("read_pos", fileops::t_read_pos, &[RUST, C]),
     ("hwaddr_bytes", fileops::t_hwaddr_bytes, &[RUST, C]),
     ("queue_attach_filter", fileops::t_queue_attach_filter, &[RUST, C]),
+    ("tunsetdebug_messages", fileops::t_tun_debug, &[RUST, C]),
     ("vnet_basic", vnet::t_vnet_basic, &[RUST, C]),
     ("vnet_malformed", vnet::t_vnet_malformed, &[RUST, C]),
     ("vnet_gso_udp_write", vnet::t_vnet_gso_udp_write, &[RUST, C]),
