@@ -1569,6 +1569,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("hwaddr_bytes", fileops::t_hwaddr_bytes, &[RUST, C]),
     ("queue_attach_filter", fileops::t_queue_attach_filter, &[RUST, C]),
     ("tunsetdebug_messages", fileops::t_tun_debug, &[RUST, C]),
+    ("sock_file", fileops::t_sock_file, &[RUST]),
     ("vnet_basic", vnet::t_vnet_basic, &[RUST, C]),
     ("vnet_malformed", vnet::t_vnet_malformed, &[RUST, C]),
     ("vnet_gso_udp_write", vnet::t_vnet_gso_udp_write, &[RUST, C]),
