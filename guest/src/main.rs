@@ -1584,6 +1584,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("compat_32bit", clients::t_compat_32bit, &[RUST]),
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),
+    ("dropin_on_demand", clients::t_dropin_on_demand, &[DROPIN]),
 ];
 
 /// The write-path benchmark (issue 5, table 2): a two-queue TUN device on
