@@ -144,10 +144,9 @@ pub fn t_dropin_conflicts(n: Node) -> TestResult {
 /// loads rust_tun in drop-in mode, and the open succeeds. Busybox's
 /// modprobe stands in for kmod's (the same `alias`/`options` lines).
 pub fn t_dropin_on_demand(n: Node) -> TestResult {
-    let rel = sh("uname -r")?.trim().to_string();
-    let dir = format!("/lib/modules/{rel}");
-    sh(&format!("mkdir -p {dir} /etc/modprobe.d /sbin && cp {MODDIR}/rust_tun.ko {dir}/ && echo 'rust_tun.ko:' > {dir}/modules.dep"))?;
-    sh("[ -e /sbin/modprobe ] || ln -s /bin/busybox /sbin/modprobe")?;
+    // The guest's init made /lib/modules/`uname -r` and its modules.dep
+    // (depmod); the kernel runs /sbin/modprobe.
+    sh("mkdir -p /etc/modprobe.d /sbin && { [ -e /sbin/modprobe ] || ln -s /bin/busybox /sbin/modprobe; }")?;
     write_file(
         "/etc/modprobe.d/rust_tun.conf",
         "# rust_tun as /dev/net/tun (README, \"Drop-in\")\n\
@@ -157,7 +156,7 @@ pub fn t_dropin_on_demand(n: Node) -> TestResult {
     unload(n.module)?;
     // The static node (kmod's static-nodes or udev make it; devtmpfs took
     // it away with the misc device).
-    sh("[ -e /dev/net/tun ] || mknod /dev/net/tun c 10 200")?;
+    let node = sh("mkdir -p /dev/net && { [ -e /dev/net/tun ] || mknod /dev/net/tun c 10 200; }");
     let r = Tun::create(C_NODE, "od0", IFF_TAP | IFF_NO_PI);
     let loaded = module_loaded("rust_tun");
     let dropin = std::fs::read_to_string("/sys/module/rust_tun/parameters/dropin").unwrap_or_default();
@@ -166,6 +165,7 @@ pub fn t_dropin_on_demand(n: Node) -> TestResult {
         // Leave the suite as it was.
         sh(&format!("insmod {MODDIR}/rust_tun.ko dropin=1"))?;
     }
+    node?;
     let t = r.map_err(|e| format!("open of {C_NODE} with rust_tun unloaded: errno {e} (loaded by modprobe: {loaded})"))?;
     check!(dropin.trim() == "Y", "rust_tun loaded on demand with dropin={}", dropin.trim());
     let (drv, _, _) = ethtool_drvinfo(&t.name).map_err(|e| format!("GDRVINFO: {e}"))?;

@@ -1334,6 +1334,12 @@ fn t_modinfo(_: Node) -> TestResult {
     check!(out.contains("parm:") && out.contains("unguarded:") && out.contains("rps_needed"), "modinfo: {out}");
     check!(out.contains("flow_ageing_ms:") && out.contains("TUN_FLOW_EXPIRE"), "modinfo: {out}");
     check!(out.contains("description:") && out.contains("license:"), "modinfo: {out}");
+    // None of tun.ko's aliases: static, they would hold without dropin=1,
+    // and with both modules installed modprobe would load both (the rst,
+    // "Module aliases"; modprobe.d chooses: dropin_on_demand).
+    for alias in ["char-major-10-200", "devname:net/tun", "rtnl-link-tun"] {
+        check!(!out.contains(alias), "modinfo declares {alias}: {out}");
+    }
     Ok(())
 }
 
