@@ -79,11 +79,16 @@ impl Fasync {
     pub(crate) fn owner_allocate(&self) -> Result<FileOwner<'_>> {
         // SAFETY: An open file, during its `fasync` call.
         to_result(unsafe { bindings::file_f_owner_allocate(self.file) })?;
+        // INVARIANT: The record exists now, and stays with the file.
         Ok(FileOwner(self))
     }
 }
 
 /// A file's owner record, allocated ([`Fasync::owner_allocate`]).
+///
+/// # Invariants
+///
+/// The file of the `fasync` call has its owner record (`file->f_owner`).
 pub(crate) struct FileOwner<'a>(&'a Fasync);
 
 impl FileOwner<'_> {
