@@ -97,6 +97,7 @@ void rtun_sk_set_write_space(struct sock *sk, void (*fn)(struct sock *)) { sk->s
 int rtun_sk_sndbuf(const struct sock *sk) { return READ_ONCE(sk->sk_sndbuf); }
 void rtun_sk_set_sndbuf(struct sock *sk, int v) { WRITE_ONCE(sk->sk_sndbuf, v); }
 bool rtun_sk_test_and_set_nospace(struct sock *sk) { return test_and_set_bit(SOCKWQ_ASYNC_NOSPACE, &sk->sk_socket->flags); }
+bool rtun_sk_test_nospace(struct sock *sk) { return test_bit(SOCKWQ_ASYNC_NOSPACE, &sk->sk_socket->flags); }
 bool rtun_sk_test_and_clear_nospace(struct sock *sk) { return test_and_clear_bit(SOCKWQ_ASYNC_NOSPACE, &sk->sk_socket->flags); }
 struct fasync_struct **rtun_socket_fasync_list(struct socket *sock) { return &sock->wq.fasync_list; }
 void rtun_sk_callback_write_lock_bh(struct sock *sk) { write_lock_bh(&sk->sk_callback_lock); }

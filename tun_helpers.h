@@ -111,6 +111,7 @@ void rtun_sk_set_write_space(struct sock *sk, void (*fn)(struct sock *));
 int rtun_sk_sndbuf(const struct sock *sk);
 void rtun_sk_set_sndbuf(struct sock *sk, int v);
 bool rtun_sk_test_and_set_nospace(struct sock *sk);
+bool rtun_sk_test_nospace(struct sock *sk);
 bool rtun_sk_test_and_clear_nospace(struct sock *sk);
 struct fasync_struct **rtun_socket_fasync_list(struct socket *sock);
 void rtun_sk_callback_write_lock_bh(struct sock *sk);

@@ -413,7 +413,8 @@ impl Drop for Sock {
 /// send buffer that never polls sleeps until a signal (the socket core
 /// flags the socket_wq's word, not the socket's, and only for `O_ASYNC`).
 /// Waking on any sleeper, as `sock_def_write_space()` does, is also one
-/// load instead of an atomic bit operation per freed packet.
+/// load instead of an atomic bit operation per freed packet; the flag is
+/// read before it is cleared, so the atomic runs only after a full poll.
 ///
 /// # Safety
 ///
@@ -436,7 +437,7 @@ unsafe extern "C" fn sock_write_space(sk: *mut bindings::sock) {
                 bindings::RTUN_EPOLLOUT | bindings::RTUN_EPOLLWRNORM | bindings::RTUN_EPOLLWRBAND,
             );
         }
-        if bindings::rtun_sk_test_and_clear_nospace(sk) {
+        if bindings::rtun_sk_test_nospace(sk) && bindings::rtun_sk_test_and_clear_nospace(sk) {
             kill_fasync_sk(sk, FasyncBand::Out as c_int);
         }
     }
