@@ -23,7 +23,9 @@
 #include <linux/if_tun.h>
 #include <linux/miscdevice.h>
 #include <linux/netdevice.h>
+#include <linux/pid.h>
 #include <linux/poll.h>
+#include <linux/signal.h>
 #include <linux/skbuff.h>
 #include <linux/uio.h>
 #include <net/hotdata.h>
@@ -40,6 +42,11 @@ const __poll_t RTUN_EPOLLWRNORM = EPOLLWRNORM;
 const __poll_t RTUN_EPOLLERR = EPOLLERR;
 const __poll_t RTUN_EPOLLWRBAND = EPOLLWRBAND;
 const int RTUN_TUN_MINOR = TUN_MINOR;
+/* O_ASYNC: the signal and its si_code bands (kill_fasync), the owner type. */
+const int RTUN_SIGIO = SIGIO;
+const int RTUN_POLL_IN = POLL_IN;
+const int RTUN_POLL_OUT = POLL_OUT;
+const int RTUN_PIDTYPE_TGID = PIDTYPE_TGID;
 #ifdef CONFIG_COMPAT
 const unsigned long RTUN_COMPAT_IFREQ_SIZE = sizeof(struct compat_ifreq);
 #endif
@@ -60,6 +67,8 @@ const u64 RTUN_NETIF_F_HW_VLAN_STAG_TX = NETIF_F_HW_VLAN_STAG_TX;
 /* ethtool_ops.supported_coalesce_params (BIT()). */
 const u32 RTUN_ETHTOOL_COALESCE_RX_MAX_FRAMES = ETHTOOL_COALESCE_RX_MAX_FRAMES;
 const unsigned int RTUN_IFF_UP = IFF_UP;
+/* netif_msg_enable_bits (TUNSETDEBUG, ethtool msglvl). */
+const u32 RTUN_NETIF_MSG_DRV = NETIF_MSG_DRV;
 const unsigned int RTUN_IFF_POINTOPOINT = IFF_POINTOPOINT;
 const unsigned int RTUN_IFF_NOARP = IFF_NOARP;
 const unsigned int RTUN_IFF_MULTICAST = IFF_MULTICAST;

@@ -7,8 +7,9 @@
 
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::sys::{
-    self, errno, poll, FileOps, IoctlAbi, IovIter, NapiFrags, NapiFragsLocked, NetNs, PollTable,
-    RcuDev, RcuReadGuard, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, VnetHdr, WaitQueue,
+    self, errno, poll, Fasync, FileOps, IoctlAbi, IovIter, NapiFrags, NapiFragsLocked, NetNs,
+    PollTable, RcuDev, RcuReadGuard, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, VnetHdr,
+    WaitQueue,
     VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
 };
 use crate::{
@@ -77,6 +78,27 @@ impl FileOps for TunChr {
     fn show_fdinfo(tfile: &TunFile, m: &mut SeqFile) {
         tun_chr_show_fdinfo(tfile, m)
     }
+
+    fn fasync(tfile: &TunFile, req: &Fasync, on: bool) -> Result {
+        tun_chr_fasync(tfile, req, on)
+    }
+}
+
+/// `tun_chr_fasync()`: `O_ASYNC` on or off. On, the signals of each queued
+/// packet (`SIGIO`, or `F_SETSIG`'s with `si_fd`) go to the caller's
+/// process, which tun.c makes the file's owner whatever `F_SETOWN` said.
+fn tun_chr_fasync(tfile: &TunFile, req: &Fasync, on: bool) -> Result {
+    let owner = if on {
+        Some(req.owner_allocate()?)
+    } else {
+        None
+    };
+    tfile.sock.fasync_helper(req, on)?;
+    if let Some(owner) = owner {
+        owner.set_current_tgid();
+    }
+    tfile.fasync.store(on, Ordering::Relaxed);
+    Ok(())
 }
 
 /// `tun_chr_open()`: the file and its socket.
@@ -94,6 +116,7 @@ fn tun_chr_open() -> Result<Arc<TunFile>> {
             next_disabled: RtnlLocked::new(None),
             sock,
             ifindex: AtomicI32::new(0),
+            fasync: AtomicBool::new(false),
         }),
         GFP_KERNEL,
     )

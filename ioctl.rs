@@ -60,6 +60,16 @@ const SIOCGIFHWADDR: u32 = bindings::SIOCGIFHWADDR;
 const SIOCSIFHWADDR: u32 = bindings::SIOCSIFHWADDR;
 const SIOCGSKNS: u32 = bindings::SIOCGSKNS;
 
+/// `netif_info(tun, drv, dev, ...)`: logged (`netdev_info()`) while
+/// `TUNSETDEBUG`/ethtool's msglvl has `NETIF_MSG_DRV` on.
+macro_rules! netif_info_drv {
+    ($tun:expr, $dev:expr, $($arg:tt)*) => {
+        if $tun.msg_enable.load(Ordering::Relaxed) & bindings::RTUN_NETIF_MSG_DRV != 0 {
+            $dev.info(format_args!($($arg)*));
+        }
+    };
+}
+
 /// `sizeof(struct ifreq)`: the `ifreq_len` tun copies (64-bit).
 const IFREQ_LEN: usize = core::mem::size_of::<bindings::ifreq>();
 const IFNAMSIZ: usize = bindings::IFNAMSIZ as usize;
@@ -457,6 +467,7 @@ pub(crate) fn tun_chr_ioctl(
 
         let dev = dev.ok_or_else(errno::EBADFD)?;
         let tun = dev.priv_();
+        netif_info_drv!(tun, dev, "tun_chr_ioctl cmd {}\n", cmd);
         let mut do_notify = false;
         let ret = match cmd {
             TUNGETIFF => {
@@ -476,7 +487,15 @@ pub(crate) fn tun_chr_ioctl(
             }
             // Checksums are never left to the reader without a vnet
             // header; tun.c ignores this too.
-            TUNSETNOCSUM => Ok(0),
+            TUNSETNOCSUM => {
+                netif_info_drv!(
+                    tun,
+                    dev,
+                    "ignored: set checksum {}\n",
+                    if arg != 0 { "disabled" } else { "enabled" }
+                );
+                Ok(0)
+            }
             TUNSETPERSIST => {
                 let flags = tun.flags();
                 if arg != 0 && flags & IFF_PERSIST == 0 {
@@ -488,26 +507,44 @@ pub(crate) fn tun_chr_ioctl(
                     sys::module_put();
                     do_notify = true;
                 }
+                netif_info_drv!(
+                    tun,
+                    dev,
+                    "persist {}\n",
+                    if arg != 0 { "enabled" } else { "disabled" }
+                );
                 Ok(0)
             }
+            // The ids logged are the kernel's (`from_kuid(&init_user_ns)`).
             TUNSETOWNER => sys::make_kuid(arg as isize).ok_or(EINVAL).map(|owner| {
                 tun.owner.store(owner, Ordering::Relaxed);
                 do_notify = true;
+                netif_info_drv!(tun, dev, "owner set to {}\n", owner);
                 0
             }),
             TUNSETGROUP => sys::make_kgid(arg as isize).ok_or(EINVAL).map(|group| {
                 tun.group.store(group, Ordering::Relaxed);
                 do_notify = true;
+                netif_info_drv!(tun, dev, "group set to {}\n", group);
                 0
             }),
             TUNSETLINK => {
                 // Only while down: the stack keys much on the type.
                 if dev.flags() & sys::IFF_UP != 0 {
+                    netif_info_drv!(tun, dev, "Linktype set failed because interface is up\n");
                     Err(EBUSY)
                 } else {
                     let type_ = arg as u16;
-                    dev.change_type(type_, tun_get_addr_len(type_), rtnl)
-                        .map(|()| 0)
+                    match dev.change_type(type_, tun_get_addr_len(type_), rtnl) {
+                        Ok(()) => {
+                            netif_info_drv!(tun, dev, "linktype set to {}\n", type_);
+                            Ok(0)
+                        }
+                        Err(e) => {
+                            netif_info_drv!(tun, dev, "Refused to change device type\n");
+                            Err(e)
+                        }
+                    }
                 }
             }
             TUNSETDEBUG => {
@@ -517,7 +554,10 @@ pub(crate) fn tun_chr_ioctl(
             TUNSETOFFLOAD => set_offload(dev, arg, rtnl).map(|()| 0),
             TUNSETTXFILTER => tap_only(tun).and_then(|()| tun_set_txfilter(tun, arg)),
             SIOCGIFHWADDR => {
+                // In the caller's `ifreq` as it came, as tun.c: only what
+                // `dev_get_mac_address()` writes changes.
                 let mut sa = [0u8; sys::SOCKADDR_LEN];
+                sa.copy_from_slice(&ifr.0[IFNAMSIZ..IFNAMSIZ + sys::SOCKADDR_LEN]);
                 dev.get_mac_address(&mut sa, rtnl).and_then(|()| {
                     ifr.0[IFNAMSIZ..IFNAMSIZ + sys::SOCKADDR_LEN].copy_from_slice(&sa);
                     UserSlice::new(arg, ifreq_len)

@@ -118,6 +118,8 @@ unsafe impl ZeroIsValid for bindings::miscdevice {}
 unsafe impl ZeroIsValid for bindings::rtnl_link_ops {}
 // SAFETY: Integers, pointers, a name array and optional function pointers.
 unsafe impl ZeroIsValid for bindings::proto {}
+// SAFETY: Integers, a module pointer and optional function pointers only.
+unsafe impl ZeroIsValid for bindings::proto_ops {}
 
 mod bench;
 mod chrdev;

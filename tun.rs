@@ -321,7 +321,13 @@ pub(crate) struct TunFile {
     sock: Sock,
     /// `tfile->ifindex`: the index `TUNSETIFINDEX` asks the device to get.
     ifindex: AtomicI32,
+    /// `tfile->flags & TUN_FASYNC`: `O_ASYNC` is on, so each queued packet
+    /// signals the file's owner (`kill_fasync()` on the socket's list).
+    fasync: AtomicBool,
 }
+
+// The socket stands for the file (`tfile->socket.file`) while it is open.
+sys::impl_file_socket!(TunFile, sock);
 
 // ---------------------------------------------------------------------------
 // What the kernel sees: the driver's tables, built at compile time from the

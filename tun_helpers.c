@@ -98,6 +98,11 @@ void rtun_sk_set_write_space(struct sock *sk, void (*fn)(struct sock *)) { sk->s
 int rtun_sk_sndbuf(const struct sock *sk) { return READ_ONCE(sk->sk_sndbuf); }
 void rtun_sk_set_sndbuf(struct sock *sk, int v) { WRITE_ONCE(sk->sk_sndbuf, v); }
 bool rtun_sk_test_and_set_nospace(struct sock *sk) { return test_and_set_bit(SOCKWQ_ASYNC_NOSPACE, &sk->sk_socket->flags); }
+bool rtun_sk_test_nospace(struct sock *sk) { return test_bit(SOCKWQ_ASYNC_NOSPACE, &sk->sk_socket->flags); }
+bool rtun_sk_test_and_clear_nospace(struct sock *sk) { return test_and_clear_bit(SOCKWQ_ASYNC_NOSPACE, &sk->sk_socket->flags); }
+struct fasync_struct **rtun_socket_fasync_list(struct socket *sock) { return &sock->wq.fasync_list; }
+void rtun_sk_callback_write_lock_bh(struct sock *sk) { write_lock_bh(&sk->sk_callback_lock); }
+void rtun_sk_callback_write_unlock_bh(struct sock *sk) { write_unlock_bh(&sk->sk_callback_lock); }
 void rtun_sock_put(struct sock *sk) { sock_put(sk); }
 void rtun_lock_sock(struct sock *sk) { lock_sock(sk); }
 int rtun_sk_filter(struct sock *sk, struct sk_buff *skb) { return sk_filter(sk, skb); }
@@ -153,6 +158,7 @@ void rtun_init_waitqueue_entry_current(struct wait_queue_entry *wq_entry) { init
 void rtun_set_current_state_interruptible(void) { set_current_state(TASK_INTERRUPTIBLE); }
 void rtun_set_current_state_running(void) { __set_current_state(TASK_RUNNING); }
 bool rtun_signal_pending(void) { return signal_pending(current); }
+struct pid *rtun_task_pid_current(void) { return task_pid(current); }
 void rtun_cond_resched(void) { cond_resched(); }
 void rtun_wake_up_interruptible_poll(struct wait_queue_head *wq, __poll_t mask) { wake_up_interruptible_poll(wq, mask); }
 void rtun_wake_up_interruptible_sync_poll(struct wait_queue_head *wq, __poll_t mask) { wake_up_interruptible_sync_poll(wq, mask); }

@@ -8,7 +8,8 @@
 use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
 use crate::sys::{
-    poll, BhOff, NetDevOps, RcuReadGuard, Rtnl, SkBuff, Stats64, TunSecurity, TxResult,
+    poll, BhOff, FasyncBand, NetDevOps, RcuReadGuard, Rtnl, SkBuff, Stats64, TunSecurity,
+    TxResult,
 };
 use crate::txfilter::ETH_ALEN;
 use crate::{get, ioctl, queue, rps, Tun, TunDev, RPS_HASHES};
@@ -165,7 +166,10 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
     }
     // `dev->lltx`: we update the queue's `trans_start` ourselves.
     dev.txq_trans_cond_update(txq);
-    // Notify and wake up the reader, if one sleeps.
+    // Notify and wake up the reader process.
+    if tfile.fasync.load(Ordering::Relaxed) {
+        tfile.sock.kill_fasync(FasyncBand::In);
+    }
     tfile.wq.wake_up_poll_if_sleeper(poll::IN);
     TxResult::Ok
 }

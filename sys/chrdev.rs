@@ -11,13 +11,16 @@ use super::*;
 /// What a driver does with its open files. Each open file holds an
 /// `Arc<Self::Data>` in `file->private_data` from `open` to `release`.
 pub(crate) trait FileOps: 'static {
-    /// The state of one open file.
-    type Data: Send + Sync;
+    /// The state of one open file; its socket, if it has one, is the
+    /// file's from `open` to `release` (`sock->file`, see [`FileSocket`]).
+    type Data: Send + Sync + FileSocket;
     /// `open`.
     fn open() -> Result<Arc<Self::Data>>;
     /// `release`: the last use of the file.
     fn release(data: Arc<Self::Data>);
-    /// `read_iter`; `noblock` for `O_NONBLOCK` or `IOCB_NOWAIT`.
+    /// `read_iter`; `noblock` for `O_NONBLOCK` or `IOCB_NOWAIT`. A read of
+    /// `n > 0` bytes leaves the file position at `n` (`ki_pos`), as a
+    /// packet device reports it (tun.c's `tun_chr_read_iter()`).
     fn read_iter(data: &Self::Data, to: &mut IovIter, noblock: bool) -> Result<usize>;
     /// `write_iter`.
     fn write_iter(data: &Self::Data, from: &mut IovIter, noblock: bool) -> Result<usize>;
@@ -32,6 +35,80 @@ pub(crate) trait FileOps: 'static {
         -> Result<isize>;
     /// `show_fdinfo`: lines added to `/proc/PID/fdinfo/FD`.
     fn show_fdinfo(data: &Self::Data, m: &mut SeqFile);
+    /// `fasync`: `O_ASYNC` turned on or off (`F_SETFL`, `FIOASYNC`), and
+    /// with `on == false` once more when a file with it is closed.
+    fn fasync(data: &Self::Data, req: &Fasync, on: bool) -> Result;
+}
+
+/// File state that may carry a socket ([`Sock`]) standing for the file, as
+/// tun.c's `tun_file` carries its `struct socket`: [`FileOperations`] sets
+/// the socket's `file` at open and clears it at release, so the kernel's
+/// users of `skb->sk->sk_socket->file` (the owner match of netfilter, uid
+/// logging) see the file while it exists and nothing after.
+///
+/// # Safety
+///
+/// `socket` returns the same socket, or `None`, every time it is called on
+/// one object (implement it with [`impl_file_socket!`]).
+pub(crate) unsafe trait FileSocket {
+    /// The socket that stands for the file.
+    fn socket(&self) -> Option<&Sock>;
+}
+
+/// Implements [`FileSocket`] for `$ty` with its [`Sock`] in `$field`.
+macro_rules! impl_file_socket {
+    ($ty:ty, $field:ident) => {
+        // SAFETY: The socket is a field of the object: always the same one.
+        unsafe impl $crate::sys::FileSocket for $ty {
+            fn socket(&self) -> Option<&$crate::sys::Sock> {
+                Some(&self.$field)
+            }
+        }
+    };
+}
+pub(crate) use impl_file_socket;
+
+/// A `fasync` call: the open file whose `O_ASYNC` changes, and the
+/// descriptor `fasync_helper()` records for `F_SETSIG`'s `si_fd`.
+pub(crate) struct Fasync {
+    pub(super) fd: c_int,
+    pub(super) file: *mut bindings::file,
+}
+
+impl Fasync {
+    /// `file_f_owner_allocate()`: the file's owner record (where
+    /// `F_SETOWN` keeps its target), made if it has none.
+    pub(crate) fn owner_allocate(&self) -> Result<FileOwner<'_>> {
+        // SAFETY: An open file, during its `fasync` call.
+        to_result(unsafe { bindings::file_f_owner_allocate(self.file) })?;
+        // INVARIANT: The record exists now, and stays with the file.
+        Ok(FileOwner(self))
+    }
+}
+
+/// A file's owner record, allocated ([`Fasync::owner_allocate`]).
+///
+/// # Invariants
+///
+/// The file of the `fasync` call has its owner record (`file->f_owner`).
+pub(crate) struct FileOwner<'a>(&'a Fasync);
+
+impl FileOwner<'_> {
+    /// `__f_setown(file, task_pid(current), PIDTYPE_TGID, 0)`: the file's
+    /// signals go to the caller's process.
+    pub(crate) fn set_current_tgid(&self) {
+        // SAFETY: An open file whose owner record exists (`Self`'s
+        // invariant); `current`'s pid lives as long as `current`, and
+        // `__f_setown` takes its own reference.
+        unsafe {
+            bindings::__f_setown(
+                self.0.file,
+                bindings::rtun_task_pid_current(),
+                bindings::RTUN_PIDTYPE_TGID as bindings::pid_type,
+                0,
+            )
+        }
+    }
 }
 
 /// Which ABI an ioctl comes from.
@@ -86,6 +163,7 @@ impl FileOperations {
             #[cfg(CONFIG_COMPAT)]
             compat_ioctl: Some(FopsAdapter::<T>::compat_ioctl),
             show_fdinfo: Some(FopsAdapter::<T>::show_fdinfo),
+            fasync: Some(FopsAdapter::<T>::fasync),
             open: Some(FopsAdapter::<T>::open),
             release: Some(FopsAdapter::<T>::release),
             owner: this_module(),
@@ -130,6 +208,11 @@ impl<T: FileOps> FopsAdapter<T> {
     unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
         from_result(|| {
             let data = T::open()?;
+            if let Some(sock) = data.socket() {
+                // SAFETY: `file` is the file being opened, which outlives
+                // the graft: `release` undoes it before the file goes.
+                unsafe { sock.graft_file(file) };
+            }
             // SAFETY: `file` is being opened; its private data and mode are
             // ours to set.
             unsafe {
@@ -146,8 +229,27 @@ impl<T: FileOps> FopsAdapter<T> {
     unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
         // SAFETY: `open` stored the reference; this is its last use.
         let data = unsafe { Arc::from_raw((*file).private_data.cast::<T::Data>()) };
+        // The socket may outlive the file (packets in flight hold it):
+        // from here on it stands for no file. `FileSocket` gives the
+        // socket `open` grafted.
+        if let Some(sock) = data.socket() {
+            sock.orphan_file();
+        }
         T::release(data);
         0
+    }
+
+    /// # Safety
+    ///
+    /// Called by the VFS with an open file of `T`'s (`setfl`, `ioctl`'s
+    /// `FIOASYNC`, and `__fput` before `release`).
+    unsafe extern "C" fn fasync(fd: c_int, file: *mut bindings::file, on: c_int) -> c_int {
+        // SAFETY: An open file of `T`'s.
+        let data = unsafe { Self::data(file) };
+        match T::fasync(data, &Fasync { fd, file }, on != 0) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
     }
 
     /// # Safety
@@ -167,7 +269,14 @@ impl<T: FileOps> FopsAdapter<T> {
             )
         };
         match T::read_iter(data, &mut to, nb) {
-            Ok(n) => n as isize,
+            Ok(n) => {
+                if n > 0 {
+                    // SAFETY: The VFS's `iocb` for this call; it copies
+                    // `ki_pos` back to `f_pos` (or drops it for `pread`).
+                    unsafe { (*iocb).ki_pos = n as i64 };
+                }
+                n as isize
+            }
             Err(e) => e.to_errno() as isize,
         }
     }

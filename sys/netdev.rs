@@ -265,10 +265,29 @@ impl<P> NetDevice<P> {
         Ok(())
     }
 
+    /// `netdev_info()`: logs `args` at `KERN_INFO`, prefixed with the
+    /// device's name as the kernel's netdev messages are.
+    pub(crate) fn info(&self, args: core::fmt::Arguments<'_>) {
+        // SAFETY: A live device; `%pA` formats the `fmt::Arguments` the
+        // pointer points to, which lives through the call.
+        unsafe {
+            bindings::netdev_info(
+                self.as_ptr(),
+                kernel::c_str!("%pA").as_char_ptr().cast(),
+                ptr::from_ref(&args).cast::<c_void>(),
+            )
+        }
+    }
+
     /// `SIOCGIFHWADDR`: `dev_get_mac_address()` into the `sockaddr` of an
-    /// `ifreq` (`ifr_hwaddr`, 16 bytes after the name).
+    /// `ifreq` (`ifr_hwaddr`, 16 bytes after the name): the family and
+    /// `addr_len` bytes of `sa_data` (all 14 zeroed without an address);
+    /// the rest of `sa` keeps what it held, as the caller's `ifreq` does
+    /// in tun.c.
     pub(crate) fn get_mac_address(&self, sa: &mut [u8; SOCKADDR_LEN], _rtnl: &Rtnl<'_>) -> Result {
-        let mut addr = bindings::sockaddr::default();
+        // SAFETY: `sockaddr` is plain data of this size; any bytes will do.
+        let mut addr =
+            unsafe { core::mem::transmute_copy::<[u8; SOCKADDR_LEN], bindings::sockaddr>(sa) };
         let name = self.name();
         // SAFETY: rtnl held; `addr` is writable; `name` is NUL-terminated
         // (IFNAMSIZ with its last byte 0); the device's namespace is live.

@@ -15,8 +15,17 @@
 
 use super::*;
 
-/// A driver's `struct proto` for its sockets: a `static`.
-pub(crate) struct Proto(KernelStatic<bindings::proto>);
+/// A driver's `struct proto` for its sockets, and the `struct proto_ops`
+/// their `struct socket`s point to: a `static`.
+///
+/// The ops table is empty (`family` `AF_UNSPEC`, no operations): tun.c's
+/// `tun_socket_ops` has `sendmsg`, `recvmsg` and `peek_len`, which only
+/// `tun_get_socket()`'s users (vhost-net) call; nothing reaches these
+/// sockets through a socket file, so nothing else calls `sock->ops`.
+pub(crate) struct Proto(
+    KernelStatic<bindings::proto>,
+    KernelStatic<bindings::proto_ops>,
+);
 
 impl Proto {
     /// A protocol named `name` (shown nowhere: it is never registered,
@@ -32,7 +41,7 @@ impl Proto {
             p.name[i] = name[i] as core::ffi::c_char;
             i += 1;
         }
-        Self(KernelStatic::new(p))
+        Self(KernelStatic::new(p), KernelStatic::new(zeroed()))
     }
 }
 
@@ -143,6 +152,9 @@ impl Sock {
                     .cast_mut()
                     .cast(),
             );
+            // `tfile->socket.ops = &tun_socket_ops`; `socket.file` comes
+            // with the file (`graft_file`).
+            (*sock).ops = proto.1.get();
             bindings::sock_init_data_uid(sock, sk, bindings::rtun_current_fsuid());
             bindings::rtun_sk_set_write_space(sk, Some(sock_write_space));
             bindings::rtun_sk_set_sndbuf(sk, SNDBUF_UNLIMITED);
@@ -153,6 +165,68 @@ impl Sock {
 
     pub(super) fn sk(&self) -> *mut bindings::sock {
         self.0.as_ptr().cast()
+    }
+
+    fn socket(&self) -> *mut bindings::socket {
+        // SAFETY: A live socket of ours (type invariant).
+        unsafe { bindings::rtun_sock_socket(self.0.as_ptr()) }
+    }
+
+    /// `tfile->socket.file = file` (`tun_chr_open()`): the socket stands
+    /// for `file`, whose opener's credentials the kernel then finds
+    /// through `skb->sk->sk_socket->file` (`meta skuid`, `xt_owner`, uid
+    /// logging).
+    ///
+    /// # Safety
+    ///
+    /// `file` stays valid until [`Sock::orphan_file`] is called.
+    pub(super) unsafe fn graft_file(&self, file: *mut bindings::file) {
+        // SAFETY: A live socket; readers of `sk_socket->file` hold
+        // `sk_callback_lock` for reading (`sock_graft()`'s lock).
+        unsafe {
+            bindings::rtun_sk_callback_write_lock_bh(self.sk());
+            (*self.socket()).file = file;
+            bindings::rtun_sk_callback_write_unlock_bh(self.sk());
+        }
+    }
+
+    /// The socket stands for no file any more: the file is being released,
+    /// while packets in flight may still hold the socket (as
+    /// `sock_orphan()` before `__sock_release()` clears `sock->file`).
+    pub(super) fn orphan_file(&self) {
+        // SAFETY: A live socket; under `sk_callback_lock`, so a reader
+        // that saw the file finishes with it before the file is freed.
+        unsafe {
+            bindings::rtun_sk_callback_write_lock_bh(self.sk());
+            (*self.socket()).file = ptr::null_mut();
+            bindings::rtun_sk_callback_write_unlock_bh(self.sk());
+        }
+    }
+
+    /// `fasync_helper()` on the socket's `wq.fasync_list` (tun.c's
+    /// `tfile->fasync`): adds or removes the file's entry, after which
+    /// [`Sock::kill_fasync`] signals its owner.
+    pub(crate) fn fasync_helper(&self, req: &Fasync, on: bool) -> Result {
+        // SAFETY: An open file in its `fasync` call; the list lives as long
+        // as the socket, which outlives the file's entry (the VFS removes
+        // it, `fasync(-1, file, 0)`, before `release`).
+        let ret = unsafe {
+            bindings::fasync_helper(
+                req.fd,
+                req.file,
+                c_int::from(on),
+                bindings::rtun_socket_fasync_list(self.socket()),
+            )
+        };
+        to_result(ret.min(0))
+    }
+
+    /// `kill_fasync(&tfile->fasync, SIGIO, band)`: signals the owners of
+    /// the files with `O_ASYNC` on this socket; `band` is `POLL_IN` or
+    /// `POLL_OUT`. Any context.
+    pub(crate) fn kill_fasync(&self, band: FasyncBand) {
+        // SAFETY: A live socket; `kill_fasync` walks the list under RCU.
+        unsafe { kill_fasync_sk(self.sk(), band as c_int) }
     }
 
     /// The wait queue a writer sleeps on for send-buffer space
@@ -285,6 +359,33 @@ impl Sock {
     }
 }
 
+/// The `si_code` of an `O_ASYNC` signal: why it came.
+#[derive(Clone, Copy)]
+#[repr(i32)]
+pub(crate) enum FasyncBand {
+    /// `POLL_IN`: a packet to read.
+    In = bindings::RTUN_POLL_IN,
+    /// `POLL_OUT`: room to write.
+    Out = bindings::RTUN_POLL_OUT,
+}
+
+/// `kill_fasync()` on `sk`'s socket's list.
+///
+/// # Safety
+///
+/// `sk` is a live socket of ours, with its `struct socket`.
+unsafe fn kill_fasync_sk(sk: *mut bindings::sock, band: c_int) {
+    // SAFETY: As the caller promises.
+    unsafe {
+        let sock = bindings::rtun_sock_socket(sk.cast());
+        bindings::kill_fasync(
+            bindings::rtun_socket_fasync_list(sock),
+            bindings::RTUN_SIGIO,
+            band,
+        )
+    }
+}
+
 /// A file descriptor for `net` if the caller has `CAP_NET_ADMIN` in it.
 ///
 /// Callers pass a live namespace.
@@ -324,14 +425,17 @@ impl Drop for Sock {
 
 /// `tun_sock_write_space()`: a written packet was freed; once the socket
 /// is writable again, wake whoever waits on its queue: pollers, and writers
-/// blocked in `sock_alloc_send_pskb()`.
+/// blocked in `sock_alloc_send_pskb()`; and, as tun.c, if a poller found
+/// the socket full (`SOCKWQ_ASYNC_NOSPACE`), signal `O_ASYNC` owners with
+/// `POLL_OUT` (once per time it was found full, not per freed packet).
 ///
 /// Deliberate difference: tun.c also requires `SOCKWQ_ASYNC_NOSPACE` in the
 /// socket's flags, which only its poll sets, so a blocking writer past the
 /// send buffer that never polls sleeps until a signal (the socket core
 /// flags the socket_wq's word, not the socket's, and only for `O_ASYNC`).
 /// Waking on any sleeper, as `sock_def_write_space()` does, is also one
-/// load instead of an atomic bit operation per freed packet.
+/// load instead of an atomic bit operation per freed packet; the flag is
+/// read before it is cleared, so the atomic runs only after a full poll.
 ///
 /// # Safety
 ///
@@ -353,6 +457,9 @@ unsafe extern "C" fn sock_write_space(sk: *mut bindings::sock) {
                 wq,
                 bindings::RTUN_EPOLLOUT | bindings::RTUN_EPOLLWRNORM | bindings::RTUN_EPOLLWRBAND,
             );
+        }
+        if bindings::rtun_sk_test_nospace(sk) && bindings::rtun_sk_test_and_clear_nospace(sk) {
+            kill_fasync_sk(sk, FasyncBand::Out as c_int);
         }
     }
 }

@@ -134,3 +134,41 @@ pub fn t_dropin_conflicts(n: Node) -> TestResult {
     serving("rust_tun again")?;
     Ok(())
 }
+
+/// The documented way to have `/dev/net/tun` load rust_tun on demand
+/// (README, "Drop-in"; rust_tun declares none of tun.ko's aliases, so
+/// that with both installed the choice is the administrator's): a
+/// modprobe.d file that aliases `char-major-10-200` to rust_tun with
+/// `dropin=1`. With rust_tun unloaded, opening the device node makes the
+/// kernel's `request_module("char-major-10-200")` run modprobe, which
+/// loads rust_tun in drop-in mode, and the open succeeds. Busybox's
+/// modprobe stands in for kmod's (the same `alias`/`options` lines).
+pub fn t_dropin_on_demand(n: Node) -> TestResult {
+    // The guest's init made /lib/modules/`uname -r` and its modules.dep
+    // (depmod); the kernel runs /sbin/modprobe.
+    sh("mkdir -p /etc/modprobe.d /sbin && { [ -e /sbin/modprobe ] || ln -s /bin/busybox /sbin/modprobe; }")?;
+    write_file(
+        "/etc/modprobe.d/rust_tun.conf",
+        "# rust_tun as /dev/net/tun (README, \"Drop-in\")\n\
+         options rust_tun dropin=1\n\
+         alias char-major-10-200 rust_tun\n",
+    )?;
+    unload(n.module)?;
+    // The static node (kmod's static-nodes or udev make it; devtmpfs took
+    // it away with the misc device).
+    let node = sh("mkdir -p /dev/net && { [ -e /dev/net/tun ] || mknod /dev/net/tun c 10 200; }");
+    let r = Tun::create(C_NODE, "od0", IFF_TAP | IFF_NO_PI);
+    let loaded = module_loaded("rust_tun");
+    let dropin = std::fs::read_to_string("/sys/module/rust_tun/parameters/dropin").unwrap_or_default();
+    let _ = std::fs::remove_file("/etc/modprobe.d/rust_tun.conf");
+    if !loaded {
+        // Leave the suite as it was.
+        sh(&format!("insmod {MODDIR}/rust_tun.ko dropin=1"))?;
+    }
+    node?;
+    let t = r.map_err(|e| format!("open of {C_NODE} with rust_tun unloaded: errno {e} (loaded by modprobe: {loaded})"))?;
+    check!(dropin.trim() == "Y", "rust_tun loaded on demand with dropin={}", dropin.trim());
+    let (drv, _, _) = ethtool_drvinfo(&t.name).map_err(|e| format!("GDRVINFO: {e}"))?;
+    check!(drv == "tun", "the device's driver {drv}");
+    Ok(())
+}

@@ -67,6 +67,7 @@ mod abi;
 mod behaviour;
 mod clients;
 mod ethtool;
+mod fileops;
 mod vnet;
 mod fuzz;
 mod nl;
@@ -1366,6 +1367,12 @@ fn t_modinfo(_: Node) -> TestResult {
     check!(out.contains("parm:") && out.contains("unguarded:") && out.contains("rps_needed"), "modinfo: {out}");
     check!(out.contains("flow_ageing_ms:") && out.contains("TUN_FLOW_EXPIRE"), "modinfo: {out}");
     check!(out.contains("description:") && out.contains("license:"), "modinfo: {out}");
+    // None of tun.ko's aliases: static, they would hold without dropin=1,
+    // and with both modules installed modprobe would load both (the rst,
+    // "Module aliases"; modprobe.d chooses: dropin_on_demand).
+    for alias in ["char-major-10-200", "devname:net/tun", "rtnl-link-tun"] {
+        check!(!out.contains(alias), "modinfo declares {alias}: {out}");
+    }
     Ok(())
 }
 
@@ -1614,6 +1621,13 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("hwaddr", abi::t_hwaddr, &[RUST, C]),
     ("sndbuf_all_queues", abi::t_sndbuf_all_queues, &[RUST, C]),
     ("setlink_addr_len", abi::t_setlink_addr_len, &[RUST, C]),
+    ("fasync_sigio", fileops::t_fasync_sigio, &[RUST, C]),
+    ("fasync_pollout", fileops::t_fasync_pollout, &[RUST, C]),
+    ("read_pos", fileops::t_read_pos, &[RUST, C]),
+    ("hwaddr_bytes", fileops::t_hwaddr_bytes, &[RUST, C]),
+    ("queue_attach_filter", fileops::t_queue_attach_filter, &[RUST, C]),
+    ("tunsetdebug_messages", fileops::t_tun_debug, &[RUST, C]),
+    ("sock_file", fileops::t_sock_file, &[RUST]),
     ("vnet_basic", vnet::t_vnet_basic, &[RUST, C]),
     ("vnet_malformed", vnet::t_vnet_malformed, &[RUST, C]),
     ("vnet_gso_udp_write", vnet::t_vnet_gso_udp_write, &[RUST, C]),
@@ -1636,6 +1650,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),
     ("lsm_hooks", lsm::t_lsm_hooks, &[RUST]),
+    ("dropin_on_demand", clients::t_dropin_on_demand, &[DROPIN]),
 ];
 
 /// The write-path benchmark (issue 5, table 2): a two-queue TUN device on
