@@ -9,8 +9,7 @@ use crate::ioctl::{self, TUN_PI_LEN};
 use crate::sys::{
     self, errno, poll, Fasync, FileOps, IoctlAbi, IovIter, NapiFrags, NapiFragsLocked, NetNs,
     PollTable, RcuDev, RcuReadGuard, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, VnetHdr,
-    WaitQueue,
-    VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
+    WaitQueue, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
 };
 use crate::{
     bindings, inc, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,

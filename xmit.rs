@@ -8,8 +8,7 @@
 use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
 use crate::sys::{
-    poll, BhOff, FasyncBand, NetDevOps, RcuReadGuard, Rtnl, SkBuff, Stats64, TunSecurity,
-    TxResult,
+    poll, BhOff, FasyncBand, NetDevOps, RcuReadGuard, Rtnl, SkBuff, Stats64, TunSecurity, TxResult,
 };
 use crate::txfilter::ETH_ALEN;
 use crate::{get, ioctl, queue, rps, Tun, TunDev, RPS_HASHES};
