@@ -83,7 +83,10 @@ pub fn pktgen_setup(dev: &str, max_queue: u32) -> Result<(), String> {
     pg(kt, &format!("add_device {dev}"))?;
     let devf = format!("/proc/net/pktgen/{dev}");
     for cmd in ["count 0", "clone_skb 0", "burst 1", "pkt_size 60", "xmit_mode start_xmit", "delay 0",
-        "queue_map_min 0", &format!("queue_map_max {max_queue}"), "dst 10.50.0.2", "dst_mac 02:00:00:00:00:02"] {
+        "queue_map_min 0", &format!("queue_map_max {max_queue}"), "dst 10.50.0.2", "dst_mac 02:00:00:00:00:02",
+        // udp_src_max below udp_src_min: the source port stays where
+        // udp_src_min puts it (the stress run numbers its runs so).
+        "udp_src_max 1"] {
         pg(&devf, cmd)?;
     }
     Ok(())
@@ -106,8 +109,13 @@ fn pktgen_result(dev: &str) -> String {
 /// run's counts are lost): see Documentation/rust_tun.rst, "pktgen".
 /// So each run is marked: a device command resets the result line, the
 /// run sets it to "Starting", and its end writes its "OK: ..." figures.
-fn pktgen_run_once(dev: &str, stop: &AtomicBool) -> Result<(u64, u64, String), String> {
+///
+/// The run's packets carry `run` as their UDP source port (pktgen's
+/// `udp_src_min`), beside pktgen's own sequence number (from 1 in each
+/// run), so that a reader can tell every packet of the stress run apart.
+fn pktgen_run_once(dev: &str, stop: &AtomicBool, run: u16) -> Result<(u64, u64, String), String> {
     let devf = format!("/proc/net/pktgen/{dev}");
+    pg(&devf, &format!("udp_src_min {run}"))?;
     pg(&devf, "pkt_size 60")?;
     let marker = pktgen_result(dev);
     let _ = std::fs::write("/proc/net/pktgen/pgctrl", "start\n");
@@ -192,6 +200,8 @@ struct Tally {
     /// Writes refused with `EBUSY`: a detached queue's, in the NAPI run.
     writes_busy: u64,
     ops: u64,
+    /// pktgen's packets read, by (run, sequence number).
+    ids: Vec<(u16, u32)>,
 }
 
 impl Tally {
@@ -204,6 +214,7 @@ impl Tally {
         self.writes_down += o.writes_down;
         self.writes_busy += o.writes_busy;
         self.ops += o.ops;
+        self.ids.extend_from_slice(&o.ids);
     }
 
     /// One read's outcome: a packet, or an empty queue. Anything else is a
@@ -234,6 +245,51 @@ impl Tally {
             Err(e) => return Err(format!("{what}: write: unexpected errno {e}")),
         }
         self.ops += 1;
+        Ok(())
+    }
+}
+
+/// pktgen's `PKTGEN_MAGIC`, the first word of its `struct pktgen_hdr`
+/// (net/core/pktgen.c).
+const PKTGEN_MAGIC: u32 = 0xbe9b_e955;
+
+/// What one queue file's reader saw: each of pktgen's packets by (run,
+/// sequence number), in the order read.
+#[derive(Default)]
+struct Seen {
+    ids: Vec<(u16, u32)>,
+}
+
+impl Seen {
+    /// Checks a frame read from the stress device and records it: it must
+    /// be one of pktgen's 60-byte UDP packets (`pktgen_setup`), intact --
+    /// Ethernet and IP headers as set up, a valid IP checksum, pktgen's
+    /// magic, the zero padding after its header -- and come after every
+    /// packet this file read before (one pktgen thread sends, each file's
+    /// ring is FIFO: no reordering within a queue, and no packet twice).
+    fn frame(&mut self, f: &[u8], what: &str) -> Result<(), String> {
+        let bad = |why: &str| format!("{what}: {why}: {} bytes {:02x?}", f.len(), &f[..f.len().min(64)]);
+        let Some((dst, _, ty, payload)) = crate::pkt::parse_eth(f) else { return Err(bad("not a frame")) };
+        if f.len() != 60 || dst != [2, 0, 0, 0, 0, 2] || ty != crate::pkt::ETH_P_IP {
+            return Err(bad("not pktgen's frame"));
+        }
+        let Some(ip) = crate::pkt::parse_ipv4(payload) else { return Err(bad("IP header corrupt")) };
+        let u = ip.payload;
+        if ip.dst != [10, 50, 0, 2] || ip.proto != crate::pkt::IPPROTO_UDP || u.len() != 8 + 18 {
+            return Err(bad("not pktgen's packet"));
+        }
+        let word = |i: usize| u32::from_be_bytes([u[i], u[i + 1], u[i + 2], u[i + 3]]);
+        let (run, dport) = (u16::from_be_bytes([u[0], u[1]]), u16::from_be_bytes([u[2], u[3]]));
+        if dport != 9 || word(8) != PKTGEN_MAGIC || u[24..].iter().any(|&b| b != 0) {
+            return Err(bad("pktgen header or payload corrupt"));
+        }
+        let id = (run, word(12));
+        if let Some(&last) = self.ids.last() {
+            if id <= last {
+                return Err(bad(&format!("(run, seq) {id:?} read after {last:?} on the same queue")));
+            }
+        }
+        self.ids.push(id);
         Ok(())
     }
 }
@@ -278,15 +334,20 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     pktgen_setup(DEV, 3)?;
     let pktgen = {
         let (stop, sent) = (stop.clone(), sent.clone());
-        thread::spawn(move || -> Result<String, String> {
+        thread::spawn(move || -> Result<(String, Vec<(u16, u64)>), String> {
             let mut last = String::new();
+            // Each run's number (its packets' source port) and how many
+            // packets it handed to the driver.
+            let mut runs = Vec::new();
             while !stop.load(Ordering::Relaxed) {
-                let (ok, err, result) = pktgen_run_once(DEV, &stop)?;
+                let run = 10 + (runs.len() % 60000) as u16;
+                let (ok, err, result) = pktgen_run_once(DEV, &stop, run)?;
                 sent.fetch_add(ok + err, Ordering::Relaxed);
+                runs.push((run, ok));
                 last = result;
                 thread::sleep(Duration::from_millis(5));
             }
-            Ok(last)
+            Ok((last, runs))
         })
     };
     // Every file the module creates, read in a loop throughout (micro_bench,
@@ -317,9 +378,14 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
         let mut rng = Rng::new(seed ^ (i as u64 + 1));
         threads.push(thread::spawn(move || {
             let mut tally = Tally::default();
+            let mut seen = Seen::default();
             let mut buf = vec![0u8; 2048];
             while !stop.load(Ordering::Relaxed) {
-                tally.read(t.read(&mut buf), &format!("queue {i}"))?;
+                let r = t.read(&mut buf);
+                if let Ok(n) = r {
+                    seen.frame(&buf[..n], &format!("queue {i}"))?;
+                }
+                tally.read(r, &format!("queue {i}"))?;
                 let len = 14 + rng.below(1500) as usize;
                 let mut frame = vec![0u8; len];
                 for b in frame.iter_mut() {
@@ -329,6 +395,7 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
                 frame[13] = 0x00;
                 tally.write(t.write(&frame), len, &format!("queue {i}"))?;
             }
+            tally.ids = seen.ids;
             Ok(tally)
         }));
     }
@@ -385,9 +452,15 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
             while !stop.load(Ordering::Relaxed) {
                 let t = Tun::create_nonblock(&node, DEV, IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE)
                     .map_err(|e| format!("extra queue: TUNSETIFF: errno {e}"))?;
+                let mut seen = Seen::default();
                 for _ in 0..20 {
-                    tally.read(t.read(&mut buf), "extra queue")?;
+                    let r = t.read(&mut buf);
+                    if let Ok(n) = r {
+                        seen.frame(&buf[..n], "extra queue")?;
+                    }
+                    tally.read(r, "extra queue")?;
                 }
+                tally.ids.append(&mut seen.ids);
                 drop(t);
                 match crate::hardening::delete_module("rust_tun") {
                     Err(libc::EAGAIN | libc::EBUSY) => {}
@@ -408,7 +481,7 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
         let _ = std::fs::write("/proc/net/pktgen/pgctrl", "stop\n");
         thread::sleep(Duration::from_millis(20));
     }
-    let last_run = pktgen.join().map_err(|_| "the pktgen thread panicked")??;
+    let (last_run, runs) = pktgen.join().map_err(|_| "the pktgen thread panicked")??;
     // No run may start after the last one counted (pktgen's worker looks
     // at its control word every 100 ms).
     thread::sleep(Duration::from_millis(300));
@@ -440,6 +513,24 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
          read={} empty_reads={} rx_packets={rx_packets} written={} writes_while_down={} writes_busy={} write_drops={write_drops} rx_dropped={rx_dropped}",
         tally.ops, tally.reads, tally.reads_empty, tally.writes, tally.writes_down, tally.writes_busy
     );
+    // Every packet read is one pktgen sent (its run's sequence numbers
+    // are 1 to the packets that run handed over), and none was read twice
+    // (by any queue).
+    let mut ids = std::mem::take(&mut tally.ids);
+    ids.sort_unstable();
+    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("pktgen's packet (run, seq) {:?} read twice: {summary}", w[0]));
+    }
+    let mut sent_by_run = std::collections::HashMap::new();
+    for &(run, ok) in &runs {
+        *sent_by_run.entry(run).or_insert(0u64) += ok;
+    }
+    if let Some(id) = ids.iter().find(|&&(run, seq)| seq == 0 || u64::from(seq) > sent_by_run.get(&run).copied().unwrap_or(0)) {
+        return Err(format!("read (run, seq) {id:?}, which pktgen never sent (runs {runs:?}): {summary}"));
+    }
+    if ids.len() as u64 != tally.reads {
+        return Err(format!("{} of {} packets read are pktgen's: {summary}", ids.len(), tally.reads));
+    }
     if sent == 0 || tally.writes == 0 || tally.reads == 0 {
         return Err(format!("nothing happened: {summary}"));
     }
