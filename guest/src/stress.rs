@@ -306,14 +306,17 @@ fn driver_stat(dev: &str, key: &str) -> Result<u64, String> {
 
 /// The stress run: pktgen into a 4-queue TAP device while readers and
 /// writers work every queue, a queue is detached and re-attached, the
-/// device goes down and up, both RPS/RFS knobs flip, extra queues are
+/// device goes down and up, both RPS/RFS knobs flip, the rings are resized
+/// (`txqueuelen`), extra queues are
 /// opened and closed mid-transfer, rmmod is attempted, and every file the
 /// module creates is read. Every operation's outcome is counted; an
 /// outcome that cannot happen fails the run. At the end the counts
 /// balance exactly: every packet pktgen handed to the driver was read or
 /// counted as dropped, every packet read is one the driver counted as
 /// sent to user space, every write it took is one it counted as received,
-/// every write refused for a down device one it counted as dropped.
+/// every write refused for a down device one it counted as dropped. And
+/// every packet read is checked (`Seen::frame`): one pktgen sent, intact,
+/// after every packet its queue file read before, read once.
 pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     const DEV: &str = "rt-st0";
     let q: Vec<Arc<Tun>> = (0..4)
@@ -429,8 +432,15 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
                         thread::sleep(Duration::from_millis(2));
                         set_up(DEV, true).map_err(|e| format!("up: errno {e}"))?;
                     }
-                    1..=5 => write_file("/proc/sys/net/core/rps_sock_flow_entries", "32768")?,
-                    6..=10 => write_file("/proc/sys/net/core/rps_sock_flow_entries", "0")?,
+                    1..=4 => write_file("/proc/sys/net/core/rps_sock_flow_entries", "32768")?,
+                    5..=8 => write_file("/proc/sys/net/core/rps_sock_flow_entries", "0")?,
+                    // Every queue's ring resized under traffic (packets
+                    // moved, in order; those past a smaller ring dropped
+                    // and counted in tx_dropped).
+                    9..=11 => {
+                        let qlen = [2, 8, 64, 500, 1000][rng.below(5) as usize];
+                        crate::hardening::set_txqlen(DEV, qlen).map_err(|e| format!("txqueuelen {qlen}: errno {e}"))?;
+                    }
                     _ => {
                         let v = if rng.below(2) == 0 { "0" } else { "3" };
                         write_file(&format!("/sys/class/net/{DEV}/queues/rx-0/rps_cpus"), v)?;
@@ -495,6 +505,7 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     let _ = std::fs::write("/proc/net/pktgen/kpktgend_0", "rem_device_all\n");
     let _ = std::fs::write("/proc/sys/net/core/rps_sock_flow_entries", "0");
     let _ = std::fs::write(format!("/sys/class/net/{DEV}/queues/rx-0/rps_cpus"), "0");
+    let _ = crate::hardening::set_txqlen(DEV, 500);
     // Close every queue (their rings are purged into tx_dropped), then count.
     drop(q);
     let tx_packets = driver_stat(DEV, "tx_packets")?;
@@ -510,8 +521,8 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     drop(t);
     let summary = format!(
         "seed={seed} secs={secs} ops={} pktgen_xmit={sent} tx_packets={tx_packets} tx_dropped={tx_dropped} \
-         read={} empty_reads={} rx_packets={rx_packets} written={} writes_while_down={} writes_busy={} write_drops={write_drops} rx_dropped={rx_dropped}",
-        tally.ops, tally.reads, tally.reads_empty, tally.writes, tally.writes_down, tally.writes_busy
+         read={} read_checked={} empty_reads={} rx_packets={rx_packets} written={} writes_while_down={} writes_busy={} write_drops={write_drops} rx_dropped={rx_dropped}",
+        tally.ops, tally.reads, tally.ids.len(), tally.reads_empty, tally.writes, tally.writes_down, tally.writes_busy
     );
     // Every packet read is one pktgen sent (its run's sequence numbers
     // are 1 to the packets that run handed over), and none was read twice
