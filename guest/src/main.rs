@@ -1564,6 +1564,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("hwaddr", abi::t_hwaddr, &[RUST, C]),
     ("vnet_basic", vnet::t_vnet_basic, &[RUST, C]),
     ("vnet_malformed", vnet::t_vnet_malformed, &[RUST, C]),
+    ("vnet_malformed_tap", vnet::t_vnet_malformed_tap, &[RUST, C]),
     ("vnet_gso_udp_write", vnet::t_vnet_gso_udp_write, &[RUST, C]),
     ("vnet_gso_tcp_read", vnet::t_vnet_gso_tcp_read, &[RUST, C]),
     ("vnet_gso_udp_read", vnet::t_vnet_gso_udp_read, &[RUST, C]),
