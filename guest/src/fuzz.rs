@@ -474,9 +474,13 @@ fn norm(w: &World, dev: usize, data: &[u8]) -> Vec<u8> {
     let mut v = data.to_vec();
     let l3 = DEVS[dev].l3(w.hdrsz[dev]);
     let ipv4 = v.get(l3).is_some_and(|b| b >> 4 == 4) && (!DEVS[dev].tap || v.get(l3 - 2..l3) == Some(&[8u8, 0][..]));
-    if ipv4 && v.len() >= l3 + 12 {
-        v[l3 + 4..l3 + 6].fill(0);
-        v[l3 + 10..l3 + 12].fill(0);
+    if ipv4 {
+        // As much of the two fields as a short read holds.
+        for i in (l3 + 4..l3 + 6).chain(l3 + 10..l3 + 12) {
+            if let Some(b) = v.get_mut(i) {
+                *b = 0;
+            }
+        }
     }
     v
 }
