@@ -1416,6 +1416,27 @@ fn fuzz_proc(node: &str, seed: u64, iters: u64, p: u8) -> Result<String, String>
 /// Differential mode: the same seeded sequence against tun, then rust_tun.
 pub fn fuzz_diff(seed: u64, iters: u64) -> Result<String, String> {
     deterministic_stack();
+    // One ARP request per unresolved neighbour (a mutated packet's source
+    // the stack answers), sent at once, and no retransmissions or probes,
+    // which would come on the neighbour timers, between operations that
+    // differ from run to run. Put back at the end.
+    const NEIGH: [(&str, &str); 3] = [
+        ("/proc/sys/net/ipv4/neigh/default/mcast_solicit", "1"),
+        ("/proc/sys/net/ipv4/neigh/default/ucast_solicit", "0"),
+        ("/proc/sys/net/ipv4/neigh/default/app_solicit", "0"),
+    ];
+    let saved: Vec<String> = NEIGH.iter().map(|(f, _)| std::fs::read_to_string(f).unwrap_or_default()).collect();
+    for (f, v) in NEIGH {
+        let _ = std::fs::write(f, v);
+    }
+    let r = fuzz_diff_run(seed, iters);
+    for ((f, _), v) in NEIGH.iter().zip(&saved) {
+        let _ = std::fs::write(f, v.trim());
+    }
+    r
+}
+
+fn fuzz_diff_run(seed: u64, iters: u64) -> Result<String, String> {
     type Op = (String, Result<i64, i32>, bool, Vec<u8>, String, (Vec<Vec<u8>>, bool));
     let run = |node: &str| -> Vec<Op> {
         cleanup("rt-d");
