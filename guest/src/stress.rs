@@ -384,6 +384,11 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
             let mut seen = Seen::default();
             let mut buf = vec![0u8; 2048];
             while !stop.load(Ordering::Relaxed) {
+                // Now and then the reader falls behind, so that the rings
+                // hold packets (and wrap) when they are resized.
+                if rng.below(1000) == 0 {
+                    thread::sleep(Duration::from_millis(50));
+                }
                 let r = t.read(&mut buf);
                 if let Ok(n) = r {
                     seen.frame(&buf[..n], &format!("queue {i}"))?;
