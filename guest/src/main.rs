@@ -1364,7 +1364,7 @@ fn t_stress(n: Node) -> TestResult {
 /// does not implement yet are listed, not failed).
 fn t_fuzz_diff(_: Node) -> TestResult {
     load("tun")?;
-    let iters = std::env::var("RTUN_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(20000u64) / 4;
+    let iters = std::env::var("RTUN_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(20000u64) / 10;
     let out = Command::new("/bin/rtun")
         .args(["fuzz-diff", &seed().to_string(), &iters.to_string()])
         .output()
