@@ -946,6 +946,11 @@ fn stack_send(w: &Mutex<World>, dev: usize, rng: &mut Rng) -> (String, Result<i6
     }
     let data: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(7)).collect();
     let r = sock.send_to(&data, format!("10.{net}.{}.2:9", d.idx)).map(|n| n as i64).map_err(|e| e.raw_os_error().unwrap_or(0));
+    if !w.lock().unwrap_or_else(|e| e.into_inner()).chaos {
+        // A burst the qdisc could not send at once goes out from the
+        // NET_TX softirq: let it reach the queues before the next step.
+        std::thread::sleep(Duration::from_millis(5));
+    }
     (format!("udp {len} bytes (gso {gso}) out through {}", d.suffix), r, false)
 }
 
