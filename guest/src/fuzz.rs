@@ -145,7 +145,7 @@ struct World {
 
 /// How many namespaces a chaos process makes (each creation and cleanup
 /// takes rtnl many times: on the debug kernel, seconds).
-const NS_BUDGET: u32 = 4;
+const NS_BUDGET: u32 = 2;
 
 impl World {
     fn new(prefix: &str, net: u8, chaos: bool) -> World {
