@@ -311,7 +311,7 @@ impl Drop for FailHighOrder {
 }
 
 /// `SIOCSIFTXQLEN` from this thread.
-fn set_txqlen(name: &str, qlen: i32) -> Result<(), i32> {
+pub fn set_txqlen(name: &str, qlen: i32) -> Result<(), i32> {
     #[repr(C)]
     struct IfReqQlen {
         name: [u8; 16],

@@ -1404,7 +1404,7 @@ fn t_stress(n: Node) -> TestResult {
 /// does not implement yet are listed, not failed).
 fn t_fuzz_diff(_: Node) -> TestResult {
     load("tun")?;
-    let iters = std::env::var("RTUN_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(20000u64) / 4;
+    let iters = std::env::var("RTUN_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(20000u64) / 10;
     let out = Command::new("/bin/rtun")
         .args(["fuzz-diff", &seed().to_string(), &iters.to_string()])
         .output()
@@ -1630,6 +1630,7 @@ const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("sock_file", fileops::t_sock_file, &[RUST]),
     ("vnet_basic", vnet::t_vnet_basic, &[RUST, C]),
     ("vnet_malformed", vnet::t_vnet_malformed, &[RUST, C]),
+    ("vnet_malformed_tap", vnet::t_vnet_malformed_tap, &[RUST, C]),
     ("vnet_gso_udp_write", vnet::t_vnet_gso_udp_write, &[RUST, C]),
     ("vnet_gso_tcp_read", vnet::t_vnet_gso_tcp_read, &[RUST, C]),
     ("vnet_gso_udp_read", vnet::t_vnet_gso_udp_read, &[RUST, C]),

@@ -14,6 +14,7 @@ const NLMSG_ERROR: u16 = 2;
 const IFLA_IFNAME: u16 = 3;
 const IFLA_LINKINFO: u16 = 18;
 const IFLA_CARRIER: u16 = 33;
+const IFLA_NET_NS_FD: u16 = 28;
 const IFLA_INFO_KIND: u16 = 1;
 const IFLA_INFO_DATA: u16 = 2;
 /// `RTMGRP_LINK`.
@@ -236,6 +237,21 @@ impl Nl {
     pub fn set_carrier(&self, ifindex: i32, on: bool) -> Result<(), i32> {
         let mut body = Self::ifinfomsg(ifindex);
         attr(&mut body, IFLA_CARRIER, &[u8::from(on)]);
+        self.send(RTM_NEWLINK, NLM_F_ACK, &body).map_err(|e| e.raw_os_error().unwrap_or(0))?;
+        for (ty, body) in self.recv().map_err(|e| e.raw_os_error().unwrap_or(0))? {
+            if ty == NLMSG_ERROR {
+                let e = i32::from_ne_bytes(body[0..4].try_into().unwrap());
+                return if e == 0 { Ok(()) } else { Err(-e) };
+            }
+        }
+        Err(libc::EPROTO)
+    }
+
+    /// RTM_NEWLINK setting `IFLA_NET_NS_FD` (`ip link set DEV netns
+    /// NSFILE`): moves the device into the namespace `nsfd` names.
+    pub fn set_netns_fd(&self, ifindex: i32, nsfd: i32) -> Result<(), i32> {
+        let mut body = Self::ifinfomsg(ifindex);
+        attr(&mut body, IFLA_NET_NS_FD, &(nsfd as u32).to_ne_bytes());
         self.send(RTM_NEWLINK, NLM_F_ACK, &body).map_err(|e| e.raw_os_error().unwrap_or(0))?;
         for (ty, body) in self.recv().map_err(|e| e.raw_os_error().unwrap_or(0))? {
             if ty == NLMSG_ERROR {

@@ -83,7 +83,10 @@ pub fn pktgen_setup(dev: &str, max_queue: u32) -> Result<(), String> {
     pg(kt, &format!("add_device {dev}"))?;
     let devf = format!("/proc/net/pktgen/{dev}");
     for cmd in ["count 0", "clone_skb 0", "burst 1", "pkt_size 60", "xmit_mode start_xmit", "delay 0",
-        "queue_map_min 0", &format!("queue_map_max {max_queue}"), "dst 10.50.0.2", "dst_mac 02:00:00:00:00:02"] {
+        "queue_map_min 0", &format!("queue_map_max {max_queue}"), "dst 10.50.0.2", "dst_mac 02:00:00:00:00:02",
+        // udp_src_max below udp_src_min: the source port stays where
+        // udp_src_min puts it (the stress run numbers its runs so).
+        "udp_src_max 1"] {
         pg(&devf, cmd)?;
     }
     Ok(())
@@ -106,8 +109,13 @@ fn pktgen_result(dev: &str) -> String {
 /// run's counts are lost): see Documentation/rust_tun.rst, "pktgen".
 /// So each run is marked: a device command resets the result line, the
 /// run sets it to "Starting", and its end writes its "OK: ..." figures.
-fn pktgen_run_once(dev: &str, stop: &AtomicBool) -> Result<(u64, u64, String), String> {
+///
+/// The run's packets carry `run` as their UDP source port (pktgen's
+/// `udp_src_min`), beside pktgen's own sequence number (from 1 in each
+/// run), so that a reader can tell every packet of the stress run apart.
+fn pktgen_run_once(dev: &str, stop: &AtomicBool, run: u16) -> Result<(u64, u64, String), String> {
     let devf = format!("/proc/net/pktgen/{dev}");
+    pg(&devf, &format!("udp_src_min {run}"))?;
     pg(&devf, "pkt_size 60")?;
     let marker = pktgen_result(dev);
     let _ = std::fs::write("/proc/net/pktgen/pgctrl", "start\n");
@@ -192,6 +200,8 @@ struct Tally {
     /// Writes refused with `EBUSY`: a detached queue's, in the NAPI run.
     writes_busy: u64,
     ops: u64,
+    /// pktgen's packets read, by (run, sequence number).
+    ids: Vec<(u16, u32)>,
 }
 
 impl Tally {
@@ -204,6 +214,7 @@ impl Tally {
         self.writes_down += o.writes_down;
         self.writes_busy += o.writes_busy;
         self.ops += o.ops;
+        self.ids.extend_from_slice(&o.ids);
     }
 
     /// One read's outcome: a packet, or an empty queue. Anything else is a
@@ -238,6 +249,51 @@ impl Tally {
     }
 }
 
+/// pktgen's `PKTGEN_MAGIC`, the first word of its `struct pktgen_hdr`
+/// (net/core/pktgen.c).
+const PKTGEN_MAGIC: u32 = 0xbe9b_e955;
+
+/// What one queue file's reader saw: each of pktgen's packets by (run,
+/// sequence number), in the order read.
+#[derive(Default)]
+struct Seen {
+    ids: Vec<(u16, u32)>,
+}
+
+impl Seen {
+    /// Checks a frame read from the stress device and records it: it must
+    /// be one of pktgen's 60-byte UDP packets (`pktgen_setup`), intact --
+    /// Ethernet and IP headers as set up, a valid IP checksum, pktgen's
+    /// magic, the zero padding after its header -- and come after every
+    /// packet this file read before (one pktgen thread sends, each file's
+    /// ring is FIFO: no reordering within a queue, and no packet twice).
+    fn frame(&mut self, f: &[u8], what: &str) -> Result<(), String> {
+        let bad = |why: &str| format!("{what}: {why}: {} bytes {:02x?}", f.len(), &f[..f.len().min(64)]);
+        let Some((dst, _, ty, payload)) = crate::pkt::parse_eth(f) else { return Err(bad("not a frame")) };
+        if f.len() != 60 || dst != [2, 0, 0, 0, 0, 2] || ty != crate::pkt::ETH_P_IP {
+            return Err(bad("not pktgen's frame"));
+        }
+        let Some(ip) = crate::pkt::parse_ipv4(payload) else { return Err(bad("IP header corrupt")) };
+        let u = ip.payload;
+        if ip.dst != [10, 50, 0, 2] || ip.proto != crate::pkt::IPPROTO_UDP || u.len() != 8 + 18 {
+            return Err(bad("not pktgen's packet"));
+        }
+        let word = |i: usize| u32::from_be_bytes([u[i], u[i + 1], u[i + 2], u[i + 3]]);
+        let (run, dport) = (u16::from_be_bytes([u[0], u[1]]), u16::from_be_bytes([u[2], u[3]]));
+        if dport != 9 || word(8) != PKTGEN_MAGIC || u[24..].iter().any(|&b| b != 0) {
+            return Err(bad("pktgen header or payload corrupt"));
+        }
+        let id = (run, word(12));
+        if let Some(&last) = self.ids.last() {
+            if id <= last {
+                return Err(bad(&format!("(run, seq) {id:?} read after {last:?} on the same queue")));
+            }
+        }
+        self.ids.push(id);
+        Ok(())
+    }
+}
+
 /// A `u64` line of `<debugfs>/rust_tun/DEV/stats`.
 fn driver_stat(dev: &str, key: &str) -> Result<u64, String> {
     let path = format!("/sys/kernel/debug/rust_tun/{dev}/stats");
@@ -250,14 +306,17 @@ fn driver_stat(dev: &str, key: &str) -> Result<u64, String> {
 
 /// The stress run: pktgen into a 4-queue TAP device while readers and
 /// writers work every queue, a queue is detached and re-attached, the
-/// device goes down and up, both RPS/RFS knobs flip, extra queues are
+/// device goes down and up, both RPS/RFS knobs flip, the rings are resized
+/// (`txqueuelen`), extra queues are
 /// opened and closed mid-transfer, rmmod is attempted, and every file the
 /// module creates is read. Every operation's outcome is counted; an
 /// outcome that cannot happen fails the run. At the end the counts
 /// balance exactly: every packet pktgen handed to the driver was read or
 /// counted as dropped, every packet read is one the driver counted as
 /// sent to user space, every write it took is one it counted as received,
-/// every write refused for a down device one it counted as dropped.
+/// every write refused for a down device one it counted as dropped. And
+/// every packet read is checked (`Seen::frame`): one pktgen sent, intact,
+/// after every packet its queue file read before, read once.
 pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     const DEV: &str = "rt-st0";
     let q: Vec<Arc<Tun>> = (0..4)
@@ -278,15 +337,20 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     pktgen_setup(DEV, 3)?;
     let pktgen = {
         let (stop, sent) = (stop.clone(), sent.clone());
-        thread::spawn(move || -> Result<String, String> {
+        thread::spawn(move || -> Result<(String, Vec<(u16, u64)>), String> {
             let mut last = String::new();
+            // Each run's number (its packets' source port) and how many
+            // packets it handed to the driver.
+            let mut runs = Vec::new();
             while !stop.load(Ordering::Relaxed) {
-                let (ok, err, result) = pktgen_run_once(DEV, &stop)?;
+                let run = 10 + (runs.len() % 60000) as u16;
+                let (ok, err, result) = pktgen_run_once(DEV, &stop, run)?;
                 sent.fetch_add(ok + err, Ordering::Relaxed);
+                runs.push((run, ok));
                 last = result;
                 thread::sleep(Duration::from_millis(5));
             }
-            Ok(last)
+            Ok((last, runs))
         })
     };
     // Every file the module creates, read in a loop throughout (micro_bench,
@@ -317,9 +381,19 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
         let mut rng = Rng::new(seed ^ (i as u64 + 1));
         threads.push(thread::spawn(move || {
             let mut tally = Tally::default();
+            let mut seen = Seen::default();
             let mut buf = vec![0u8; 2048];
             while !stop.load(Ordering::Relaxed) {
-                tally.read(t.read(&mut buf), &format!("queue {i}"))?;
+                // Now and then the reader falls behind, so that the rings
+                // hold packets (and wrap) when they are resized.
+                if rng.below(1000) == 0 {
+                    thread::sleep(Duration::from_millis(50));
+                }
+                let r = t.read(&mut buf);
+                if let Ok(n) = r {
+                    seen.frame(&buf[..n], &format!("queue {i}"))?;
+                }
+                tally.read(r, &format!("queue {i}"))?;
                 let len = 14 + rng.below(1500) as usize;
                 let mut frame = vec![0u8; len];
                 for b in frame.iter_mut() {
@@ -329,6 +403,7 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
                 frame[13] = 0x00;
                 tally.write(t.write(&frame), len, &format!("queue {i}"))?;
             }
+            tally.ids = seen.ids;
             Ok(tally)
         }));
     }
@@ -362,8 +437,15 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
                         thread::sleep(Duration::from_millis(2));
                         set_up(DEV, true).map_err(|e| format!("up: errno {e}"))?;
                     }
-                    1..=5 => write_file("/proc/sys/net/core/rps_sock_flow_entries", "32768")?,
-                    6..=10 => write_file("/proc/sys/net/core/rps_sock_flow_entries", "0")?,
+                    1..=4 => write_file("/proc/sys/net/core/rps_sock_flow_entries", "32768")?,
+                    5..=8 => write_file("/proc/sys/net/core/rps_sock_flow_entries", "0")?,
+                    // Every queue's ring resized under traffic (packets
+                    // moved, in order; those past a smaller ring dropped
+                    // and counted in tx_dropped).
+                    9..=11 => {
+                        let qlen = [2, 8, 64, 500, 1000][rng.below(5) as usize];
+                        crate::hardening::set_txqlen(DEV, qlen).map_err(|e| format!("txqueuelen {qlen}: errno {e}"))?;
+                    }
                     _ => {
                         let v = if rng.below(2) == 0 { "0" } else { "3" };
                         write_file(&format!("/sys/class/net/{DEV}/queues/rx-0/rps_cpus"), v)?;
@@ -385,9 +467,15 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
             while !stop.load(Ordering::Relaxed) {
                 let t = Tun::create_nonblock(&node, DEV, IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE)
                     .map_err(|e| format!("extra queue: TUNSETIFF: errno {e}"))?;
+                let mut seen = Seen::default();
                 for _ in 0..20 {
-                    tally.read(t.read(&mut buf), "extra queue")?;
+                    let r = t.read(&mut buf);
+                    if let Ok(n) = r {
+                        seen.frame(&buf[..n], "extra queue")?;
+                    }
+                    tally.read(r, "extra queue")?;
                 }
+                tally.ids.append(&mut seen.ids);
                 drop(t);
                 match crate::hardening::delete_module("rust_tun") {
                     Err(libc::EAGAIN | libc::EBUSY) => {}
@@ -408,7 +496,7 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
         let _ = std::fs::write("/proc/net/pktgen/pgctrl", "stop\n");
         thread::sleep(Duration::from_millis(20));
     }
-    let last_run = pktgen.join().map_err(|_| "the pktgen thread panicked")??;
+    let (last_run, runs) = pktgen.join().map_err(|_| "the pktgen thread panicked")??;
     // No run may start after the last one counted (pktgen's worker looks
     // at its control word every 100 ms).
     thread::sleep(Duration::from_millis(300));
@@ -422,6 +510,7 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     let _ = std::fs::write("/proc/net/pktgen/kpktgend_0", "rem_device_all\n");
     let _ = std::fs::write("/proc/sys/net/core/rps_sock_flow_entries", "0");
     let _ = std::fs::write(format!("/sys/class/net/{DEV}/queues/rx-0/rps_cpus"), "0");
+    let _ = crate::hardening::set_txqlen(DEV, 500);
     // Close every queue (their rings are purged into tx_dropped), then count.
     drop(q);
     let tx_packets = driver_stat(DEV, "tx_packets")?;
@@ -437,9 +526,27 @@ pub fn stress(node: &str, seed: u64, secs: u64) -> Result<String, String> {
     drop(t);
     let summary = format!(
         "seed={seed} secs={secs} ops={} pktgen_xmit={sent} tx_packets={tx_packets} tx_dropped={tx_dropped} \
-         read={} empty_reads={} rx_packets={rx_packets} written={} writes_while_down={} writes_busy={} write_drops={write_drops} rx_dropped={rx_dropped}",
-        tally.ops, tally.reads, tally.reads_empty, tally.writes, tally.writes_down, tally.writes_busy
+         read={} read_checked={} empty_reads={} rx_packets={rx_packets} written={} writes_while_down={} writes_busy={} write_drops={write_drops} rx_dropped={rx_dropped}",
+        tally.ops, tally.reads, tally.ids.len(), tally.reads_empty, tally.writes, tally.writes_down, tally.writes_busy
     );
+    // Every packet read is one pktgen sent (its run's sequence numbers
+    // are 1 to the packets that run handed over), and none was read twice
+    // (by any queue).
+    let mut ids = std::mem::take(&mut tally.ids);
+    ids.sort_unstable();
+    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("pktgen's packet (run, seq) {:?} read twice: {summary}", w[0]));
+    }
+    let mut sent_by_run = std::collections::HashMap::new();
+    for &(run, ok) in &runs {
+        *sent_by_run.entry(run).or_insert(0u64) += ok;
+    }
+    if let Some(id) = ids.iter().find(|&&(run, seq)| seq == 0 || u64::from(seq) > sent_by_run.get(&run).copied().unwrap_or(0)) {
+        return Err(format!("read (run, seq) {id:?}, which pktgen never sent (runs {runs:?}): {summary}"));
+    }
+    if ids.len() as u64 != tally.reads {
+        return Err(format!("{} of {} packets read are pktgen's: {summary}", ids.len(), tally.reads));
+    }
     if sent == 0 || tally.writes == 0 || tally.reads == 0 {
         return Err(format!("nothing happened: {summary}"));
     }

@@ -1349,3 +1349,36 @@ pub fn t_napi_frags_frame_limit(n: Node) -> TestResult {
     expect_errno!(t.write(&f), libc::EMSGSIZE, "a 65472-byte frame");
     Ok(())
 }
+/// Malformed vnet headers on a multi-queue TAP (the differential fuzzer's
+/// device 3, seed 1): each write is `EINVAL`, not a drop, and those the
+/// kernel's `virtio_net_hdr_to_skb()` refuses are frame errors. rust_tun
+/// reports them in `rx_frame_errors`; tun.c counts them too, but its TAP
+/// ops have no `ndo_get_stats64` (only `tun_netdev_ops` adds
+/// `tun->rx_frame_errors`), so a TAP's count never shows (a deliberate
+/// difference, rst).
+pub fn t_vnet_malformed_tap(n: Node) -> TestResult {
+    let t = tun_vnet(n, "rt-vmt0", IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE)?;
+    sh("ip link set rt-vmt0 up")?;
+    let frame: Vec<u8> = {
+        let icmp = pkt::icmp_echo(8, 1, 171, &[7u8; 32]);
+        pkt::eth([2, 0, 0, 0x62, 3, 1], [2, 0, 0, 0x62, 3, 2], pkt::ETH_P_IP, &pkt::ipv4([10, 98, 3, 2], [10, 98, 3, 1], pkt::IPPROTO_ICMP, &icmp))
+    };
+    let cases: [(&str, Vnet, bool); 3] = [
+        // TCPv6 GSO whose checksum starts inside the IPv4 header (fuzz-diff
+        // seed 1, op 33).
+        ("TCPv6 GSO, csum at 34", Vnet { flags: F_NEEDS_CSUM, gso_type: 4, hdr_len: 0, gso_size: 1400, csum_start: 34, csum_offset: 2 }, true),
+        // The checksum past the packet (op 160): hdr_len raised past it.
+        ("csum past the packet", Vnet { flags: F_NEEDS_CSUM, csum_start: 0x49, csum_offset: 0x4a, ..Default::default() }, false),
+        ("gso_size 0", Vnet { flags: F_NEEDS_CSUM, gso_type: GSO_TCPV4, hdr_len: 0, gso_size: 0, csum_start: 34, csum_offset: 2 }, true),
+    ];
+    for (what, h, counted) in cases {
+        let before = stat("rt-vmt0", "rx_frame_errors")?;
+        let drops = stat("rt-vmt0", "rx_dropped")?;
+        expect_errno!(t.write(&with_hdr(&h, &frame)), libc::EINVAL, what);
+        let after = stat("rt-vmt0", "rx_frame_errors")?;
+        let shown = counted && n.module == "rust_tun";
+        check!(after == before + u64::from(shown), "{what}: rx_frame_errors {before} -> {after}");
+        check!(stat("rt-vmt0", "rx_dropped")? == drops, "{what}: counted as a drop");
+    }
+    Ok(())
+}
