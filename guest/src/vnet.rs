@@ -982,18 +982,23 @@ pub fn t_delete_under_writers(n: Node) -> TestResult {
             &pkt::ipv4([10, 89, 2, 2], [10, 89, 2, 1], pkt::IPPROTO_UDP, &pkt::udp(5555, 9, &[7u8; 300])),
         );
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let delivered: std::sync::Arc<[std::sync::atomic::AtomicU64; 2]> = Default::default();
         let writers: Vec<_> = (0..2)
-            .map(|_| {
+            .map(|i| {
                 let fd = t.fd();
                 let f = frame.clone();
                 let stop = stop.clone();
+                let delivered = delivered.clone();
                 std::thread::spawn(move || {
                     let (mut ok, mut bad) = (0u64, Vec::new());
                     while !stop.load(Ordering::Relaxed) {
                         let hl = 42;
                         let iov = [behaviour::iov(&f[..hl]), behaviour::iov(&f[hl..])];
                         match behaviour::writev(fd, &iov) {
-                            Ok(_) => ok += 1,
+                            Ok(_) => {
+                                ok += 1;
+                                delivered[i].store(ok, Ordering::Relaxed);
+                            }
                             Err(libc::EBADFD) => break,
                             Err(libc::EIO) | Err(libc::EBUSY) => {}
                             Err(e) => {
@@ -1006,7 +1011,12 @@ pub fn t_delete_under_writers(n: Node) -> TestResult {
                 })
             })
             .collect();
-        std::thread::sleep(Duration::from_millis(30));
+        // Both writers under way (each has delivered), then a little more.
+        let end = Instant::now() + Duration::from_secs(3);
+        while delivered.iter().any(|d| d.load(Ordering::Relaxed) == 0) && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(20));
         let del = sh(&format!("ip link del {name}"));
         // The writers must see the device go on their own (EBADFD).
         let end = Instant::now() + Duration::from_secs(5);
