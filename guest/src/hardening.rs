@@ -500,7 +500,10 @@ pub fn t_flow_reuse_idle(_: Node) -> TestResult {
         }
         Ok(dbg_flows("rt-fri")?.0)
     };
-    check!(fill(100)? == 4096, "first fill");
+    let first = fill(100)?;
+    // (Seen once, 2026-12-02, in a full run: fewer than 4096; the count
+    // says which way it went next time.)
+    check!(first == 4096, "first fill: {first} flows of 4096 written");
     let t0 = Instant::now();
     while dbg_flows("rt-fri")?.0 != 0 {
         check!(t0.elapsed() < Duration::from_secs(10), "flows did not age out");
