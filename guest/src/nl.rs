@@ -235,8 +235,13 @@ impl Nl {
     /// RTM_NEWLINK setting `IFLA_CARRIER` (`ip link set DEV carrier on|off`):
     /// the kernel's answer.
     pub fn set_carrier(&self, ifindex: i32, on: bool) -> Result<(), i32> {
+        self.newlink_attr(ifindex, IFLA_CARRIER, &[u8::from(on)])
+    }
+
+    /// RTM_NEWLINK of `ifindex` with one attribute: the kernel's answer.
+    fn newlink_attr(&self, ifindex: i32, ty: u16, payload: &[u8]) -> Result<(), i32> {
         let mut body = Self::ifinfomsg(ifindex);
-        attr(&mut body, IFLA_CARRIER, &[u8::from(on)]);
+        attr(&mut body, ty, payload);
         self.send(RTM_NEWLINK, NLM_F_ACK, &body).map_err(|e| e.raw_os_error().unwrap_or(0))?;
         for (ty, body) in self.recv().map_err(|e| e.raw_os_error().unwrap_or(0))? {
             if ty == NLMSG_ERROR {
@@ -250,16 +255,7 @@ impl Nl {
     /// RTM_NEWLINK setting `IFLA_NET_NS_FD` (`ip link set DEV netns
     /// NSFILE`): moves the device into the namespace `nsfd` names.
     pub fn set_netns_fd(&self, ifindex: i32, nsfd: i32) -> Result<(), i32> {
-        let mut body = Self::ifinfomsg(ifindex);
-        attr(&mut body, IFLA_NET_NS_FD, &(nsfd as u32).to_ne_bytes());
-        self.send(RTM_NEWLINK, NLM_F_ACK, &body).map_err(|e| e.raw_os_error().unwrap_or(0))?;
-        for (ty, body) in self.recv().map_err(|e| e.raw_os_error().unwrap_or(0))? {
-            if ty == NLMSG_ERROR {
-                let e = i32::from_ne_bytes(body[0..4].try_into().unwrap());
-                return if e == 0 { Ok(()) } else { Err(-e) };
-            }
-        }
-        Err(libc::EPROTO)
+        self.newlink_attr(ifindex, IFLA_NET_NS_FD, &(nsfd as u32).to_ne_bytes())
     }
 
     /// Counts the RTM_NEWLINK notifications about `name` that arrive
