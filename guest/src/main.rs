@@ -1,6 +1,7 @@
 //! `rtun`: the guest-side programs of rust-tun.
 //!
 //! - `rtun test [FILTER]`: the guest test suite, KTAP output.
+//! - `rtun list [FILTER]`: the names `rtun test` would run, one a line.
 //! - `rtun tap-drain NODE NAME`: create a TAP device on NODE named NAME,
 //!   bring it up and read (drain) it until killed; for pktgen runs.
 //!
@@ -1769,6 +1770,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let code = match args.get(1).map(String::as_str) {
         Some("test") => runner::run_tests(args.get(2).map(String::as_str)),
+        Some("list") => runner::list_tests(args.get(2).map(String::as_str)),
         Some("tap-drain") if args.len() == 4 => tap_drain(&args[2], &args[3]),
         Some("attach") if args.len() == 4 => attach(&args[2], &args[3]),
         Some("stress") if args.len() == 5 => report(
@@ -1804,7 +1806,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: rtun test [FILTER] | rtun tap-drain NODE NAME | rtun attach NODE NAME\n       \
+                "usage: rtun test [FILTER] | rtun list [FILTER] | rtun tap-drain NODE NAME | rtun attach NODE NAME\n       \
                  rtun bench-write NODE NAME FLOWS PACKETS | rtun stress NODE SEED SECS\n       \
                  rtun fuzz NODE SEED ITERS PROCS | rtun fuzz-diff SEED ITERS\n       \
                  rtun mkdevs NODE PREFIX COUNT QUEUES | rtun fd-client recv|fd ARG\n       \

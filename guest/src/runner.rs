@@ -443,6 +443,16 @@ fn run_child(f: TestFn, node: Node, timeout: Duration) -> Outcome {
     outcome
 }
 
+/// `rtun list [FILTER]`: prints the names `rtun test` would run with the
+/// same environment and filter, one a line, without running them (to
+/// compare plans across changes of the harness).
+pub fn list_tests(filter: Option<&str>) -> i32 {
+    for (name, _, _) in plan(filter) {
+        println!("{name}");
+    }
+    0
+}
+
 /// Runs the tests whose name contains `filter` (or one of its
 /// comma-separated parts); KTAP on stdout. Returns the exit code.
 pub fn run_tests(filter: Option<&str>) -> i32 {
