@@ -1,7 +1,8 @@
-//! Queue life cycle against tun.c (issue 18): a device deleted while some
-//! of its files are detached, the uevents and queue counts of a new
-//! multi-queue device, and `txqueuelen` reaching every ring, detached ones
-//! included.
+//! Queues: attach and detach (`TUNSETQUEUE`), the 256-queue limit,
+//! `txqueuelen` resizing the ring; and the queue life cycle against tun.c
+//! (issue 18): a device deleted while some of its files are detached, the
+//! uevents and queue counts of a new multi-queue device, and `txqueuelen`
+//! reaching every ring, detached ones included.
 
 use super::*;
 use crate::nl::{ifindex, Nl, RTMGRP_LINK};
@@ -135,5 +136,74 @@ pub fn t_txqlen_every_ring(n: Node) -> TestResult {
         let queued = drain_ports(&q[i]).len();
         check!(queued == 1000, "queue {i}: {queued} of 1200 packets queued after txqueuelen 1000 (detached during the change: {})", i > 0);
     }
+    Ok(())
+}
+
+pub fn t_mq_attach_detach(n: Node) -> TestResult {
+    let q = mq_open(n.path, "rt-mq0", IFF_TAP | IFF_NO_PI, 4)?;
+    check!(tx_queues("rt-mq0") == 4, "{} tx queues with 4 files", tx_queues("rt-mq0"));
+    let sq = Tun::open_node(n.path).map_err(|e| e.to_string())?;
+    let mut ifr = IfReq::new("rt-mq0", IFF_TAP | IFF_NO_PI);
+    expect_errno!(ioctl_ptr(sq.as_raw_fd(), TUNSETIFF, &mut ifr), libc::EINVAL, "single-queue attach to a multi-queue device");
+
+    setqueue(&q[1], IFF_DETACH_QUEUE).map_err(|e| format!("TUNSETQUEUE detach: {e}"))?;
+    check!(tx_queues("rt-mq0") == 3, "{} tx queues after a detach", tx_queues("rt-mq0"));
+    check!(q[1].getiff().is_ok_and(|(_, f)| f & IFF_DETACH_QUEUE != 0), "IFF_DETACH_QUEUE not reported");
+    check!(q[0].getiff().is_ok_and(|(_, f)| f & IFF_DETACH_QUEUE == 0), "IFF_DETACH_QUEUE on an attached queue");
+    expect_errno!(setqueue(&q[1], IFF_DETACH_QUEUE), libc::EINVAL, "detaching a detached queue");
+    setqueue(&q[1], IFF_ATTACH_QUEUE).map_err(|e| format!("TUNSETQUEUE attach: {e}"))?;
+    check!(tx_queues("rt-mq0") == 4, "{} tx queues after re-attach", tx_queues("rt-mq0"));
+    expect_errno!(setqueue(&q[0], IFF_ATTACH_QUEUE), libc::EINVAL, "attaching an attached queue");
+    expect_errno!(setqueue(&q[0], 0), libc::EINVAL, "TUNSETQUEUE without a flag");
+
+    // Closing a detached queue, then the rest, removes the device.
+    setqueue(&q[3], IFF_DETACH_QUEUE).map_err(|e| format!("TUNSETQUEUE detach: {e}"))?;
+    drop(q);
+    check!(!link_exists("rt-mq0"), "device left after closing every queue");
+
+    let single = Tun::create(n.path, "rt-sq0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    expect_errno!(setqueue(&single, IFF_DETACH_QUEUE), libc::EINVAL, "detaching a single-queue device");
+    Ok(())
+}
+
+pub fn t_mq_queue_limit(n: Node) -> TestResult {
+    let q = mq_open(n.path, "rt-mq1", IFF_TUN | IFF_NO_PI, 256)?;
+    check!(tx_queues("rt-mq1") == 256, "{} tx queues", tx_queues("rt-mq1"));
+    expect_errno!(
+        Tun::create(n.path, "rt-mq1", IFF_TUN | IFF_NO_PI | IFF_MULTI_QUEUE),
+        libc::E2BIG,
+        "the 257th queue"
+    );
+    drop(q);
+    check!(!link_exists("rt-mq1"), "device left");
+    Ok(())
+}
+
+/// `tx_queue_len` is the ring's size: shrinking a ring that holds packets
+/// keeps the oldest that fit (ptr_ring_resize) and frees the rest; growing
+/// it keeps them all.
+pub fn t_txqlen(n: Node) -> TestResult {
+    let t = Tun::create_nonblock(n.path, "rt-ql0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ptp_up(&t.name, "10.33.0.1", "10.33.0.2")?;
+    sh("ip link set rt-ql0 qlen 10")?;
+    udp_send("10.33.0.2", 25)?;
+    check!(drain_ports(&t).len() == 10, "queued with txqueuelen 10");
+    check!(stat("rt-ql0", "tx_dropped")? == 15, "tx_dropped {}", stat("rt-ql0", "tx_dropped")?);
+    // 10 packets queued (ports 0..9 in payload order), then shrink to 4.
+    udp_send_ports("10.33.0.2", 0..10)?;
+    let d0 = stat("rt-ql0", "tx_dropped")?;
+    sh("ip link set rt-ql0 qlen 4")?;
+    let kept = drain_ports(&t);
+    check!(kept == [9000, 9001, 9002, 9003], "kept {kept:?} after shrinking to 4");
+    if n.module == "rust_tun" {
+        // Deliberate difference: tun.c frees them without counting.
+        check!(stat("rt-ql0", "tx_dropped")? == d0 + 6, "tx_dropped +{}", stat("rt-ql0", "tx_dropped")? - d0);
+    }
+    // Grow with packets queued: all stay, in order.
+    udp_send_ports("10.33.0.2", 0..4)?;
+    sh("ip link set rt-ql0 qlen 100")?;
+    udp_send_ports("10.33.0.2", 4..8)?;
+    let kept = drain_ports(&t);
+    check!(kept == (9000..9008).collect::<Vec<_>>(), "after growing: {kept:?}");
     Ok(())
 }

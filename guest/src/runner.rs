@@ -242,7 +242,7 @@ fn plan(filter: Option<&str>) -> Vec<(String, TestFn, Node)> {
     let mut plan = Vec::new();
     let dropin = dropin_run();
     let rust_only = std::env::var("RTUN_DRIVERS").is_ok_and(|v| v == "rust");
-    let tests = if std::env::var("RTUN_SELFTEST").is_ok_and(|v| v == "1") { SELFTESTS } else { TESTS };
+    let tests = if std::env::var("RTUN_SELFTEST").is_ok_and(|v| v == "1") { SELFTESTS } else { suite::TESTS };
     for (name, f, nodes) in tests {
         for node in nodes.iter() {
             // The drop-in run: the C tun's tests against rust_tun as

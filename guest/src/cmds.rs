@@ -1,0 +1,102 @@
+//! Subcommands the host scripts run in the guest besides `rtun test`: the
+//! write benchmark, idle devices for the memory benchmark, the
+//! unprivileged attach of the permission tests, a TAP drain for pktgen.
+
+use super::*;
+
+/// The write-path benchmark (issue 5, table 2): a two-queue TUN device on
+/// `node`; `flows` distinct UDP flows, each created by a write and given an
+/// `rps_rxhash` by one packet of the reverse direction; then `packets`
+/// writes cycling over the flows, each on its flow's queue, from CPU 1,
+/// timed with CLOCK_MONOTONIC (guest instructions under -icount). Prints
+/// one `BENCH write` line.
+pub fn bench_write(node: &str, name: &str, flows: u32, packets: u32) -> Result<String, String> {
+    check!(flows > 0 && packets > 0, "FLOWS and PACKETS must be positive");
+    let q = mq_open(node, name, IFF_TUN | IFF_NO_PI, 2)?;
+    for t in &q {
+        // SAFETY: Setting O_NONBLOCK on our fd.
+        unsafe { libc::fcntl(t.fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+    }
+    ptp_up(name, "10.40.0.1", "10.40.0.2")?;
+    // No ICMP errors for the writes to a closed port during the run.
+    write_file("/proc/sys/net/ipv4/icmp_msgs_per_sec", "0")?;
+    write_file("/proc/sys/net/ipv4/icmp_msgs_burst", "0")?;
+    let sport = |f: u32| 10000 + f as u16;
+    let pkts: Vec<Vec<u8>> = (0..flows).map(|f| udp_pkt([10, 40, 0, 2], sport(f), [10, 40, 0, 1], 7000)).collect();
+    {
+        let sock = std::net::UdpSocket::bind("10.40.0.1:7000").map_err(|e| e.to_string())?;
+        for f in 0..flows {
+            q[(f % 2) as usize].write(&pkts[f as usize]).map_err(|e| format!("write: {e}"))?;
+        }
+        for f in 0..flows {
+            sock.send_to(b"back", format!("10.40.0.2:{}", sport(f))).map_err(|e| e.to_string())?;
+        }
+        thread::sleep(Duration::from_millis(20));
+        for t in &q {
+            drain_ports(t);
+        }
+    }
+    pin_to_cpu(1)?;
+    let fds = [q[0].fd(), q[1].fd()];
+    let t0 = Instant::now();
+    for i in 0..packets {
+        let f = i % flows;
+        fd_write(fds[(f % 2) as usize], &pkts[f as usize]).map_err(|e| format!("write {i}: {e}"))?;
+    }
+    let ns = t0.elapsed().as_nanos() as f64;
+    Ok(format!(
+        "BENCH write packets={packets} flows={flows} ns={ns:.0} pps={:.0} ns_per_packet={:.1}",
+        f64::from(packets) * 1e9 / ns,
+        ns / f64::from(packets)
+    ))
+}
+
+/// `rtun mkdevs NODE PREFIX COUNT QUEUES`: creates COUNT persistent TAP
+/// devices PREFIX0.. on NODE, each with QUEUES queue files (multi-queue
+/// when QUEUES > 1) that are then closed, leaving them idle; for the
+/// memory benchmark.
+pub fn mkdevs(node: &str, prefix: &str, count: u32, queues: u32) -> Result<String, String> {
+    for i in 0..count {
+        let name = format!("{prefix}{i}");
+        let mq = if queues > 1 { IFF_MULTI_QUEUE } else { 0 };
+        let q = (0..queues.max(1))
+            .map(|_| Tun::create(node, &name, IFF_TAP | IFF_NO_PI | mq).map_err(|e| format!("{name}: TUNSETIFF: errno {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        ioctl_val(q[0].fd(), TUNSETPERSIST, 1).map_err(|e| format!("{name}: TUNSETPERSIST: errno {e}"))?;
+    }
+    Ok(format!("created {count} persistent devices {prefix}0.. with {queues} queue(s) each"))
+}
+
+/// Attaches to (or creates) TAP device `name` on `node` and exits with 0 or
+/// the errno: the unprivileged side of the permission tests.
+pub fn attach(node: &str, name: &str) -> i32 {
+    match Tun::create(node, name, IFF_TAP | IFF_NO_PI) {
+        Ok(_) => 0,
+        Err(e) => e,
+    }
+}
+
+/// Creates a TAP device on `node`, brings it up and drains it until killed.
+pub fn tap_drain(node: &str, name: &str) -> i32 {
+    let t = match Tun::create(node, name, IFF_TAP | IFF_NO_PI) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("rtun: TUNSETIFF {name} on {node}: errno {e} ({})", errname(e));
+            return 1;
+        }
+    };
+    if let Err(e) = sh(&format!("ip link set {} up", t.name)) {
+        eprintln!("rtun: {e}");
+        return 1;
+    }
+    println!("rtun: draining {} on {node}", t.name);
+    let mut buf = vec![0u8; 65536];
+    loop {
+        if let Err(e) = t.read(&mut buf) {
+            if e != libc::EINTR {
+                eprintln!("rtun: read: errno {e}");
+                return 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The RPS/RFS guards as static keys: the jump-label sites follow the keys,
+//! the sysctl and `rps_cpus` flip them, the micro-benchmark against a
+//! private table, `unguarded=1`, and the module's parameters (modinfo).
+
+use super::*;
+
+/// The guard sites in the loaded module are NOPs while the keys are off and
+/// JMPs to their targets while on, following both sysctls without reload.
+pub fn t_jump_sites(_: Node) -> TestResult {
+    keys_off()?;
+    // What the kernel was built with decides (the host runner reads it from
+    // the booted kernel's .config), not what the module says of itself.
+    let flavor = std::fs::read_to_string("/etc/rtun-flavor").map_err(|e| e.to_string())?;
+    let want = std::fs::read_to_string("/etc/rtun-jump-label").map_err(|e| e.to_string())?.trim() == "y";
+    check!(jump_labels()? == want, "module reports jump_labels={}, the {} kernel has them: {want}", jump_labels()?, flavor.trim());
+    if !want {
+        // A kernel without jump labels: the guards read the keys' counts
+        // (the guards tests check they still follow the sysctls), and the
+        // module has no jump entries at all.
+        let sites = jump_sites()?;
+        check!(sites.is_empty(), "jump sites without jump labels: {sites:?}");
+        println!("# no jump labels in this kernel: guards read the key counts");
+        return Ok(());
+    }
+    sites_are("rps_needed", "nop")?;
+    sites_are("rfs_needed", "nop")?;
+    let sites = jump_sites()?;
+    check!(sites.iter().all(|(k, _)| k == "rps_needed" || k == "rfs_needed"), "unknown sites: {sites:?}");
+    write_file(RPS_SOCK_FLOW_ENTRIES, "32768")?;
+    sites_are("rps_needed", "jmp")?;
+    sites_are("rfs_needed", "jmp")?;
+    write_file(RPS_SOCK_FLOW_ENTRIES, "0")?;
+    sites_are("rps_needed", "nop")?;
+    sites_are("rfs_needed", "nop")?;
+    write_file(LO_RPS_CPUS, "1")?;
+    sites_are("rps_needed", "jmp")?;
+    sites_are("rfs_needed", "nop")?;
+    keys_off()?;
+    sites_are("rps_needed", "nop")?;
+    sites_are("rfs_needed", "nop")
+}
+
+/// A single-queue device's transmit path and a multi-queue device's write
+/// path, with a flow whose rps_rxhash is set. Returns (rps_hashes of the
+/// single-queue device, rfs_records of the multi-queue device) after one
+/// round of traffic, the flow written from CPU 1.
+pub struct GuardRig {
+    sq: Tun,
+    mq: Vec<Tun>,
+    sock: std::net::UdpSocket,
+}
+
+impl GuardRig {
+    fn new(node: &str) -> Result<Self, String> {
+        let sq = Tun::create_nonblock(node, "rt-gsq", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+        ptp_up("rt-gsq", "10.35.0.1", "10.35.0.2")?;
+        let mq = mq_open(node, "rt-gmq", IFF_TUN | IFF_NO_PI, 2)?;
+        for t in &mq {
+            // SAFETY: Setting O_NONBLOCK on our fd.
+            unsafe { libc::fcntl(t.fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+        }
+        ptp_up("rt-gmq", "10.34.0.1", "10.34.0.2")?;
+        let sock = std::net::UdpSocket::bind("10.34.0.1:7000").map_err(|e| e.to_string())?;
+        let rig = GuardRig { sq, mq, sock };
+        // Create the flow, then let the reply direction set its rps_rxhash.
+        rig.write_flow(1)?;
+        rig.sock.send_to(b"back", "10.34.0.2:5000").map_err(|e| e.to_string())?;
+        thread::sleep(Duration::from_millis(50));
+        check!(drain_ports(&rig.mq[1]) == [5000], "the reply did not come back on queue 1");
+        let (_, flows) = dbg_flows("rt-gmq")?;
+        check!(flows.len() == 1 && flows[0].rps_rxhash != 0 && flows[0].queue == 1, "flow: {flows:?}");
+        Ok(rig)
+    }
+
+    /// Writes `count` packets of the flow on queue 1 from a thread on CPU 1.
+    fn write_flow(&self, count: usize) -> TestResult {
+        let fd = self.mq[1].fd();
+        thread::scope(|s| {
+            s.spawn(|| {
+                pin_to_cpu(1)?;
+                for _ in 0..count {
+                    fd_write(fd, &udp_pkt([10, 34, 0, 2], 5000, [10, 34, 0, 1], 7000)).map_err(|e| format!("write: {e}"))?;
+                }
+                Ok(())
+            })
+            .join()
+            .map_err(|_| "writer panicked".to_string())?
+        })
+    }
+
+    /// One round: 10 packets out of the single-queue device, 10 written
+    /// into the flow. Returns (rps_hashes, rfs_records).
+    fn round(&self) -> Result<(u64, u64), String> {
+        udp_send("10.35.0.2", 10)?;
+        drain_ports(&self.sq);
+        self.write_flow(10)?;
+        let mut buf = [0u8; 2048];
+        while self.sock.set_nonblocking(true).is_ok() && self.sock.recv(&mut buf).is_ok() {}
+        Ok((dbg_count("rt-gsq", "rps_hashes")?, dbg_count("rt-gmq", "rfs_records")?))
+    }
+}
+
+/// The micro-benchmark (`<debugfs>/rust_tun/micro_bench`) records into a
+/// table of its own, not into the live RFS table, whose entries steer
+/// received flows: with a global table of one entry (every hash shares it),
+/// the entry a flow recorded is still there after a benchmark run (which
+/// records hash 0x9e3779b9 tens of millions of times). The devices are
+/// created with `flow_ageing_ms=600000`: the run takes longer than the
+/// flow's 3 s on the debug kernel.
+pub fn t_micro_bench_private_table(n: Node) -> TestResult {
+    keys_off()?;
+    write_file(FLOW_AGEING_PARAM, "600000")?;
+    let rig = GuardRig::new(n.path);
+    write_file(FLOW_AGEING_PARAM, "3000")?;
+    let rig = rig?;
+    write_file(RPS_SOCK_FLOW_ENTRIES, "1")?;
+    let r = (|| {
+        rig.round()?;
+        let (_, flows) = dbg_flows("rt-gmq")?;
+        let before = flows.first().and_then(|f| f.rfs_ent);
+        check!(before.is_some(), "no RFS entry for the flow: {flows:?}");
+        let out = std::fs::read_to_string(format!("{DEBUGFS}/micro_bench")).map_err(|e| format!("micro_bench: {e}"))?;
+        check!(out.lines().filter(|l| l.starts_with("impl=rust ")).count() == 9, "micro_bench: {out}");
+        let (_, flows) = dbg_flows("rt-gmq")?;
+        let after = flows.first().and_then(|f| f.rfs_ent);
+        check!(after == before, "the live RFS entry went from {before:08x?} to {after:08x?} during micro_bench (its hash: 9e3779b9)");
+        Ok(())
+    })();
+    write_file(RPS_SOCK_FLOW_ENTRIES, "0")?;
+    r
+}
+
+pub fn t_guards_rfs(n: Node) -> TestResult {
+    keys_off()?;
+    let rig = GuardRig::new(n.path)?;
+    let (h, r) = rig.round()?;
+    check!((h, r) == (0, 0), "keys off: rps_hashes {h}, rfs_records {r}");
+
+    write_file(RPS_SOCK_FLOW_ENTRIES, "32768")?;
+    let (h1, r1) = rig.round()?;
+    check!(h1 >= 10, "rps_sock_flow_entries on: rps_hashes {h1}");
+    check!(r1 == 10, "rps_sock_flow_entries on: rfs_records {r1}, expected 10");
+    let (_, flows) = dbg_flows("rt-gmq")?;
+    let f = &flows[0];
+    // rps_cpu_mask is 1 with 2 CPUs: the entry is the hash with the
+    // writer's CPU (1) in its low bit.
+    check!(f.rfs_ent == Some((f.rps_rxhash & !1) | 1), "RFS entry {:x?} for hash {:08x} written on CPU 1", f.rfs_ent, f.rps_rxhash);
+
+    write_file(RPS_SOCK_FLOW_ENTRIES, "0")?;
+    let (h2, r2) = rig.round()?;
+    check!((h2, r2) == (h1, r1), "keys off again: counters moved from ({h1}, {r1}) to ({h2}, {r2})");
+    Ok(())
+}
+
+pub fn t_guards_rps_cpus(n: Node) -> TestResult {
+    keys_off()?;
+    let rig = GuardRig::new(n.path)?;
+    write_file(LO_RPS_CPUS, "1")?;
+    let (h1, r1) = rig.round()?;
+    check!(h1 >= 10 && r1 == 0, "rps_cpus only: rps_hashes {h1}, rfs_records {r1}");
+    write_file(LO_RPS_CPUS, "0")?;
+    let (h2, r2) = rig.round()?;
+    check!((h2, r2) == (h1, r1), "rps_cpus off again: counters moved to ({h2}, {r2})");
+    Ok(())
+}
+
+pub fn t_unguarded(n: Node) -> TestResult {
+    keys_off()?;
+    write_file(UNGUARDED_PARAM, "1")?;
+    let rig = GuardRig::new(n.path);
+    write_file(UNGUARDED_PARAM, "0")?;
+    let rig = rig?;
+    check!(dbg_stat("rt-gsq", "mode")? == "unguarded", "mode {}", dbg_stat("rt-gsq", "mode")?);
+    let (h, r) = rig.round()?;
+    check!(h >= 10 && r == 10, "unguarded, keys off: rps_hashes {h}, rfs_records {r}");
+    let g = Tun::create(n.path, "rt-gd0", IFF_TUN | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    check!(dbg_stat(&g.name, "mode")? == "guarded", "a device created after the reset is not guarded");
+    Ok(())
+}
+
+pub fn t_modinfo(_: Node) -> TestResult {
+    let out = sh("modinfo rust_tun")?;
+    check!(out.contains("parm:") && out.contains("unguarded:") && out.contains("rps_needed"), "modinfo: {out}");
+    check!(out.contains("flow_ageing_ms:") && out.contains("TUN_FLOW_EXPIRE"), "modinfo: {out}");
+    check!(out.contains("description:") && out.contains("license:"), "modinfo: {out}");
+    // None of tun.ko's aliases: static, they would hold without dropin=1,
+    // and with both modules installed modprobe would load both (the rst,
+    // "Module aliases"; modprobe.d chooses: dropin_on_demand).
+    for alias in ["char-major-10-200", "devname:net/tun", "rtnl-link-tun"] {
+        check!(!out.contains(alias), "modinfo declares {alias}: {out}");
+    }
+    Ok(())
+}
