@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot the test kernel in QEMU (TCG) with an initramfs holding busybox, the
-# modules (rust_tun.ko and the C tun/pktgen/dummy from the same build), the
-# guest programs and GUEST_SCRIPT; stream the console to the terminal and to
-# a log; exit with the guest's verdict.
+# modules (rust_tun.ko, rust_dummy.ko beside it if built, and the C
+# tun/pktgen/dummy from the same build), the guest programs and
+# GUEST_SCRIPT; stream the console to the terminal and to a log; exit with
+# the guest's verdict.
 #
 # Fails on timeout, on a missing verdict, on the wrong CPU count, and on a
 # kernel oops/BUG/WARNING/panic/taint (other than the out-of-tree taint).
@@ -124,6 +125,7 @@ cp "$script" "$root/test.sh"
 chmod +x "$root/init"
 cp "$rtun" "$root/bin/rtun"
 cp "$ko" "$root/lib/modules/"
+[ ! -f "$(dirname "$ko")/rust_dummy.ko" ] || cp "$(dirname "$ko")/rust_dummy.ko" "$root/lib/modules/"
 for m in drivers/net/tun.ko net/core/pktgen.ko drivers/net/dummy.ko; do
 	cp "$kdir/$m" "$root/lib/modules/"
 done

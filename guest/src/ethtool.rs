@@ -17,7 +17,7 @@ const ETHTOOL_GET_TS_INFO: u32 = 0x41;
 const ETHTOOL_GLINKSETTINGS: u32 = 0x4c;
 const ETHTOOL_SLINKSETTINGS: u32 = 0x4d;
 /// `SOF_TIMESTAMPING_TX_SOFTWARE | RX_SOFTWARE | SOFTWARE`.
-const SOF_SOFTWARE_ALL: u32 = (1 << 1) | (1 << 3) | (1 << 4);
+pub const SOF_SOFTWARE_ALL: u32 = (1 << 1) | (1 << 3) | (1 << 4);
 /// `NAPI_POLL_WEIGHT`: the most `rx-frames` tun keeps.
 const NAPI_POLL_WEIGHT: u32 = 64;
 
@@ -147,14 +147,21 @@ pub fn t_ethtool_channels(n: Node) -> TestResult {
 /// `struct ethtool_ts_info`.
 #[repr(C)]
 #[derive(Default, Debug)]
-struct TsInfo {
+pub struct TsInfo {
     cmd: u32,
-    so_timestamping: u32,
-    phc_index: i32,
-    tx_types: u32,
+    pub so_timestamping: u32,
+    pub phc_index: i32,
+    pub tx_types: u32,
     tx_reserved: [u32; 3],
-    rx_filters: u32,
+    pub rx_filters: u32,
     rx_reserved: [u32; 3],
+}
+
+/// `ETHTOOL_GET_TS_INFO` (`ethtool -T`).
+pub fn ts_info(ifname: &str) -> Result<TsInfo, i32> {
+    let mut ts = TsInfo { cmd: ETHTOOL_GET_TS_INFO, ..Default::default() };
+    ethtool_cmd(ifname, (&mut ts as *mut TsInfo).cast())?;
+    Ok(ts)
 }
 
 /// Time stamping (`ethtool -T`): software time stamps on both paths
@@ -162,8 +169,7 @@ struct TsInfo {
 /// `skb_tx_timestamp()`), no hardware clock, no hardware stamping.
 pub fn t_ethtool_ts_info(n: Node) -> TestResult {
     let t = Tun::create(n.path, "rt-ts0", IFF_TUN).map_err(|e| format!("TUNSETIFF: {e}"))?;
-    let mut ts = TsInfo { cmd: ETHTOOL_GET_TS_INFO, ..Default::default() };
-    ethtool_cmd(&t.name, (&mut ts as *mut TsInfo).cast()).map_err(|e| format!("GET_TS_INFO: errno {e}"))?;
+    let ts = ts_info(&t.name).map_err(|e| format!("GET_TS_INFO: errno {e}"))?;
     check!(ts.so_timestamping == SOF_SOFTWARE_ALL, "so_timestamping {:#x}, expected {SOF_SOFTWARE_ALL:#x}", ts.so_timestamping);
     check!(ts.phc_index == -1 && ts.tx_types == 0 && ts.rx_filters == 0, "{ts:?}");
     Ok(())
@@ -326,4 +332,77 @@ pub fn t_tap_qinq_gso(n: Node) -> TestResult {
     check!(gso_type == 1 && gso_size == MSS, "first packet: {} bytes, gso_type {gso_type} gso_size {gso_size} (segmented?)", got.len());
     check!(got[VNET_HDR_LEN..] == frame[..], "super-packet of {} bytes is not the frame sent ({} bytes)", got.len() - VNET_HDR_LEN, frame.len());
     Ok(())
+}
+
+const ETHTOOL_GDRVINFO: u32 = 0x03;
+const ETHTOOL_GSTRINGS: u32 = 0x1b;
+const ETHTOOL_GSSET_INFO: u32 = 0x37;
+const ETHTOOL_GFEATURES: u32 = 0x3a;
+/// `ETH_SS_FEATURES`: the feature names' string set.
+const ETH_SS_FEATURES: u32 = 4;
+const ETH_GSTRING_LEN: usize = 32;
+
+/// `ETHTOOL_GDRVINFO` (`ethtool -i`), every field.
+pub fn drvinfo(ifname: &str) -> Result<EthtoolDrvinfo, i32> {
+    // SAFETY: Plain data.
+    let mut info: EthtoolDrvinfo = unsafe { std::mem::zeroed() };
+    info.cmd = ETHTOOL_GDRVINFO;
+    ethtool_cmd(ifname, (&mut info as *mut EthtoolDrvinfo).cast())?;
+    Ok(info)
+}
+
+/// A NUL-padded string field of an ethtool structure.
+pub fn cstr(b: &[u8]) -> String {
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    String::from_utf8_lossy(&b[..end]).into_owned()
+}
+
+/// One device feature as `ETHTOOL_GFEATURES` reports it (`ethtool -k`):
+/// its name (`ETH_SS_FEATURES`), whether it is on (`active`: the device's
+/// `features`), changeable (`available`: `hw_features`), requested
+/// (`wanted_features`) and never changeable (`never_changed`, what
+/// `ethtool -k` prints as `[fixed]` with the unavailable ones).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Feature {
+    pub name: String,
+    pub active: bool,
+    pub available: bool,
+    pub requested: bool,
+    pub never_changed: bool,
+}
+
+/// Every named feature of `ifname` (`ETHTOOL_GSSET_INFO`, `ETHTOOL_GSTRINGS`,
+/// `ETHTOOL_GFEATURES`: what `ethtool -k` asks).
+pub fn features(ifname: &str) -> Result<Vec<Feature>, i32> {
+    // struct ethtool_sset_info: cmd, reserved, sset_mask, data[1].
+    let mut sset = [0u32; 5];
+    sset[0] = ETHTOOL_GSSET_INFO;
+    sset[2] = 1 << ETH_SS_FEATURES;
+    ethtool_cmd(ifname, sset.as_mut_ptr().cast())?;
+    if sset[2] != 1 << ETH_SS_FEATURES {
+        return Err(libc::EPROTO);
+    }
+    let count = sset[4] as usize;
+    // struct ethtool_gstrings: cmd, string_set, len, data[len][32].
+    let mut strings = vec![0u32; 3 + count * ETH_GSTRING_LEN / 4];
+    strings[..3].copy_from_slice(&[ETHTOOL_GSTRINGS, ETH_SS_FEATURES, count as u32]);
+    ethtool_cmd(ifname, strings.as_mut_ptr().cast())?;
+    let bytes: Vec<u8> = strings[3..].iter().flat_map(|w| w.to_ne_bytes()).collect();
+    // struct ethtool_gfeatures: cmd, size, features[size] of (available,
+    // requested, active, never_changed).
+    let words = count.div_ceil(32);
+    let mut g = vec![0u32; 2 + 4 * words];
+    g[..2].copy_from_slice(&[ETHTOOL_GFEATURES, words as u32]);
+    ethtool_cmd(ifname, g.as_mut_ptr().cast())?;
+    let bit = |i: usize, k: usize| g[2 + 4 * (i / 32) + k] & (1 << (i % 32)) != 0;
+    Ok((0..count)
+        .map(|i| Feature {
+            name: cstr(&bytes[i * ETH_GSTRING_LEN..(i + 1) * ETH_GSTRING_LEN]),
+            available: bit(i, 0),
+            requested: bit(i, 1),
+            active: bit(i, 2),
+            never_changed: bit(i, 3),
+        })
+        .filter(|f| !f.name.is_empty())
+        .collect())
 }

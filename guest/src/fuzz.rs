@@ -16,6 +16,7 @@
 //! Both report how many operations got past the driver's validation
 //! (succeeded, or were refused only for the state of the device).
 
+use crate::harness::ifreq_ioctl;
 use crate::stress::Rng;
 use crate::tun::*;
 use std::fs::File;
@@ -226,22 +227,6 @@ fn ret(r: isize) -> Result<i64, i32> {
     if r < 0 { Err(errno()) } else { Ok(r as i64) }
 }
 
-fn ifreq_ioctl(req: u64, name: &str, val: i32) -> Result<i64, i32> {
-    #[repr(C)]
-    struct IfReqInt {
-        name: [u8; 16],
-        val: i32,
-        pad: [u8; 20],
-    }
-    let mut ifr = IfReqInt { name: [0; 16], val, pad: [0; 20] };
-    ifr.name[..name.len().min(15)].copy_from_slice(&name.as_bytes()[..name.len().min(15)]);
-    // SAFETY: Plain socket for interface ioctls.
-    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
-    let r = ioctl_ptr(s, req, &mut ifr).map(i64::from);
-    // SAFETY: Our socket.
-    unsafe { libc::close(s) };
-    r
-}
 
 /// Brings `name` up or down (SIOCGIFFLAGS, SIOCSIFFLAGS).
 fn set_up(name: &str, up: bool) -> Result<i64, i32> {

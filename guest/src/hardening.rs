@@ -137,12 +137,12 @@ pub fn t_debugfs_under_load(_: Node) -> TestResult {
 /// `struct sock_extended_err` origin of zerocopy completions.
 const SO_EE_ORIGIN_ZEROCOPY: u8 = 5;
 /// `SO_EE_ORIGIN_TIMESTAMPING`.
-const SO_EE_ORIGIN_TIMESTAMPING: u8 = 4;
+pub const SO_EE_ORIGIN_TIMESTAMPING: u8 = 4;
 
 /// Waits up to `timeout` for the error queue of `fd`; returns every
 /// `sock_extended_err` read from it, and whether an `SCM_TIMESTAMPING`
 /// with a software time came with one.
-fn read_errqueue(fd: RawFd, timeout: Duration) -> Result<(Vec<libc::sock_extended_err>, bool), String> {
+pub fn read_errqueue(fd: RawFd, timeout: Duration) -> Result<(Vec<libc::sock_extended_err>, bool), String> {
     let mut errs = Vec::new();
     let mut stamped = false;
     let deadline = Instant::now() + timeout;
@@ -198,7 +198,7 @@ pub fn setsockopt_int(fd: RawFd, level: i32, name: i32, val: i32) -> TestResult 
     Ok(())
 }
 
-fn sendto(fd: RawFd, buf: &[u8], flags: i32, dst: [u8; 4], port: u16) -> Result<usize, i32> {
+pub fn sendto(fd: RawFd, buf: &[u8], flags: i32, dst: [u8; 4], port: u16) -> Result<usize, i32> {
     // SAFETY: A zeroed sockaddr_in, then filled in.
     let mut sa: libc::sockaddr_in = unsafe { std::mem::zeroed() };
     sa.sin_family = libc::AF_INET as u16;
@@ -222,7 +222,7 @@ fn sendto(fd: RawFd, buf: &[u8], flags: i32, dst: [u8; 4], port: u16) -> Result<
 pub struct Sock(pub RawFd);
 
 impl Sock {
-    fn udp() -> Result<Sock, String> {
+    pub fn udp() -> Result<Sock, String> {
         // SAFETY: Plain socket call.
         let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
         check!(fd >= 0, "socket: errno {}", errno());

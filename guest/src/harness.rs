@@ -90,7 +90,10 @@ pub fn unload(name: &str) -> TestResult {
     Ok(())
 }
 
-/// A device node under test: rust_tun, or C tun for the side-by-side ABI runs.
+/// A device node under test: rust_tun, or C tun for the side-by-side ABI
+/// runs; or, with an empty `path`, a net-device driver under test (the
+/// dummy tests: [`DUMMY`], [`RUST_DUMMY`]), whose tests load and unload
+/// `module` themselves.
 #[derive(Clone, Copy)]
 pub struct Node {
     pub path: &'static str,
@@ -140,8 +143,55 @@ pub const DROPIN: Node = Node {
     features: RUST.features,
 };
 
+/// The C dummy (drivers/net/dummy.c, from the kernel build): the reference
+/// of the dummy tests.
+pub const DUMMY: Node = Node {
+    path: "",
+    module: "dummy",
+    label: "dummy",
+    tun_prefix: "",
+    tap_prefix: "",
+    driver: "dummy",
+    features: 0,
+};
+
+/// rust_dummy.ko, the Rust copy of dummy.c on the project's `sys/` layer
+/// (scripts/run-guest.sh copies it from the tree root when it is built):
+/// the dummy tests with the C dummy's expectations, its own name as the
+/// driver's.
+pub const RUST_DUMMY: Node = Node {
+    path: "",
+    module: "rust_dummy",
+    label: "rust_dummy",
+    tun_prefix: "",
+    tap_prefix: "",
+    driver: "rust_dummy",
+    features: 0,
+};
+
 impl Node {
+    /// Whether this is a net-device driver's node (the dummy tests).
+    pub fn is_netdev(&self) -> bool {
+        self.path.is_empty()
+    }
+
+    /// Before each test: the driver's module loaded (tun), or, for a
+    /// net-device driver, its module present and none of the drivers that
+    /// share its link kind loaded (the test loads the one it tests).
     pub fn setup(&self) -> TestResult {
+        if self.is_netdev() {
+            let ko = format!("{MODDIR}/{}.ko", self.module);
+            check!(
+                std::path::Path::new(&ko).exists(),
+                "{ko} missing: the {} tests need {}.ko built at the tree root (scripts/run-guest.sh copies it)",
+                self.label,
+                self.module
+            );
+            for m in [DUMMY.module, RUST_DUMMY.module] {
+                check!(!module_loaded(m), "{m} is loaded before the test (both register the link kind dummy)");
+            }
+            return Ok(());
+        }
         if self.label == "dropin" {
             check!(module_loaded("rust_tun"), "the drop-in run needs rust_tun loaded with dropin=1");
             return Ok(());
@@ -291,3 +341,22 @@ pub fn seed() -> u64 {
 }
 
 pub type TestFn = fn(Node) -> TestResult;
+
+/// An interface ioctl `req` (`SIOCSIFMTU`, `SIOCSIFFLAGS`, ...) on `name`
+/// with an `int` argument, through a UDP socket.
+pub fn ifreq_ioctl(req: u64, name: &str, val: i32) -> Result<i64, i32> {
+    #[repr(C)]
+    struct IfReqInt {
+        name: [u8; 16],
+        val: i32,
+        pad: [u8; 20],
+    }
+    let mut ifr = IfReqInt { name: [0; 16], val, pad: [0; 20] };
+    ifr.name[..name.len().min(15)].copy_from_slice(&name.as_bytes()[..name.len().min(15)]);
+    // SAFETY: Plain socket for interface ioctls.
+    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
+    let r = ioctl_ptr(s, req, &mut ifr).map(i64::from);
+    // SAFETY: Our socket.
+    unsafe { libc::close(s) };
+    r
+}

@@ -70,6 +70,7 @@ mod badinput;
 mod basics;
 mod behaviour;
 mod clients;
+mod dummy;
 mod ethtool;
 mod fileops;
 mod flows;

@@ -1,6 +1,7 @@
-//! A minimal rtnetlink client: what `ip -d link show` and `ip link set
-//! carrier` send and parse, so the tests see the link attributes exactly
-//! as iproute2 does without depending on it.
+//! A minimal rtnetlink client: what `ip -d link show`, `ip -s link show`,
+//! `ip link set carrier` and `ip link add NAME type KIND` send and parse,
+//! so the tests see the link attributes exactly as iproute2 does without
+//! depending on it.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -10,8 +11,16 @@ const RTM_NEWLINK: u16 = 16;
 const RTM_GETLINK: u16 = 18;
 const NLM_F_REQUEST: u16 = 1;
 const NLM_F_ACK: u16 = 4;
+const NLM_F_EXCL: u16 = 0x200;
+const NLM_F_CREATE: u16 = 0x400;
 const NLMSG_ERROR: u16 = 2;
+const IFLA_ADDRESS: u16 = 1;
 const IFLA_IFNAME: u16 = 3;
+const IFLA_MTU: u16 = 4;
+const IFLA_QDISC: u16 = 6;
+const IFLA_STATS64: u16 = 23;
+const IFLA_MIN_MTU: u16 = 50;
+const IFLA_MAX_MTU: u16 = 51;
 const IFLA_LINKINFO: u16 = 18;
 const IFLA_CARRIER: u16 = 33;
 const IFLA_NET_NS_FD: u16 = 28;
@@ -38,13 +47,36 @@ pub struct TunInfo {
 /// What an RTM_NEWLINK says of a device's queues: the tun attributes
 /// (`IFLA_TUN_NUM_QUEUES`: attached queues) and the core's
 /// `IFLA_NUM_TX_QUEUES`/`IFLA_NUM_RX_QUEUES` (allocated queues, what `ip
-/// -d link` prints as `numtxqueues`/`numrxqueues`).
+/// -d link` prints as `numtxqueues`/`numrxqueues`); and of any device, its
+/// kind (`tun.kind`), MTU and its bounds, and counters.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct LinkQueues {
     pub name: String,
     pub num_tx_queues: Option<u32>,
     pub num_rx_queues: Option<u32>,
     pub tun: TunInfo,
+    pub mtu: Option<u32>,
+    /// `IFLA_QDISC`: the root qdisc's kind (`noqueue` on an up
+    /// `IFF_NO_QUEUE` device).
+    pub qdisc: Option<String>,
+    /// `IFLA_MIN_MTU`, `IFLA_MAX_MTU` (`ip -d link`'s `minmtu`, `maxmtu`).
+    pub min_mtu: Option<u32>,
+    pub max_mtu: Option<u32>,
+    pub stats64: Option<Stats64>,
+}
+
+/// The first eight counters of `IFLA_STATS64` (`struct
+/// rtnl_link_stats64`), what `ip -s link` prints first.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Stats64 {
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+    pub rx_errors: u64,
+    pub tx_errors: u64,
+    pub rx_dropped: u64,
+    pub tx_dropped: u64,
 }
 
 const IFLA_NUM_TX_QUEUES: u16 = 31;
@@ -59,6 +91,23 @@ fn parse_link(b: &[u8]) -> LinkQueues {
             IFLA_IFNAME => l.name = String::from_utf8_lossy(p.split(|&c| c == 0).next().unwrap_or(&[])).into_owned(),
             IFLA_NUM_TX_QUEUES => l.num_tx_queues = u32_of(p),
             IFLA_NUM_RX_QUEUES => l.num_rx_queues = u32_of(p),
+            IFLA_MTU => l.mtu = u32_of(p),
+            IFLA_QDISC => l.qdisc = Some(String::from_utf8_lossy(p).trim_end_matches('\0').to_string()),
+            IFLA_MIN_MTU => l.min_mtu = u32_of(p),
+            IFLA_MAX_MTU => l.max_mtu = u32_of(p),
+            IFLA_STATS64 if p.len() >= 64 => {
+                let c = |i: usize| u64::from_ne_bytes(p[8 * i..8 * i + 8].try_into().unwrap());
+                l.stats64 = Some(Stats64 {
+                    rx_packets: c(0),
+                    tx_packets: c(1),
+                    rx_bytes: c(2),
+                    tx_bytes: c(3),
+                    rx_errors: c(4),
+                    tx_errors: c(5),
+                    rx_dropped: c(6),
+                    tx_dropped: c(7),
+                });
+            }
             IFLA_LINKINFO => {
                 let info = &mut l.tun;
                 for (t, p) in attrs(p) {
@@ -242,7 +291,28 @@ impl Nl {
     fn newlink_attr(&self, ifindex: i32, ty: u16, payload: &[u8]) -> Result<(), i32> {
         let mut body = Self::ifinfomsg(ifindex);
         attr(&mut body, ty, payload);
-        self.send(RTM_NEWLINK, NLM_F_ACK, &body).map_err(|e| e.raw_os_error().unwrap_or(0))?;
+        self.newlink_ack(0, &body)
+    }
+
+    /// RTM_NEWLINK creating device `name` of rtnl link kind `kind`, with
+    /// `IFLA_ADDRESS` `address` if given (`ip link add NAME [address
+    /// ADDR] type KIND`): the kernel's answer.
+    pub fn new_link(&self, name: &str, kind: &str, address: Option<&[u8]>) -> Result<(), i32> {
+        let mut body = Self::ifinfomsg(0);
+        attr(&mut body, IFLA_IFNAME, format!("{name}\0").as_bytes());
+        if let Some(a) = address {
+            attr(&mut body, IFLA_ADDRESS, a);
+        }
+        let mut info = Vec::new();
+        attr(&mut info, IFLA_INFO_KIND, kind.as_bytes());
+        attr(&mut body, IFLA_LINKINFO, &info);
+        self.newlink_ack(NLM_F_CREATE | NLM_F_EXCL, &body)
+    }
+
+    /// Sends RTM_NEWLINK `body` with `flags`, asking for an answer: the
+    /// kernel's answer.
+    fn newlink_ack(&self, flags: u16, body: &[u8]) -> Result<(), i32> {
+        self.send(RTM_NEWLINK, flags | NLM_F_ACK, body).map_err(|e| e.raw_os_error().unwrap_or(0))?;
         for (ty, body) in self.recv().map_err(|e| e.raw_os_error().unwrap_or(0))? {
             if ty == NLMSG_ERROR {
                 let e = i32::from_ne_bytes(body[0..4].try_into().unwrap());

@@ -186,6 +186,14 @@ fn leftovers(log: &mut KernelLog) -> Vec<String> {
     if !left.is_empty() {
         problems.push(format!("left devices behind (deleted now): {}", left.join(" ")));
     }
+    // The dummy tests unload their driver: loaded, it would keep the
+    // other one (the same link kind) from loading.
+    for m in [DUMMY.module, RUST_DUMMY.module] {
+        if module_loaded(m) {
+            let gone = sh(&format!("rmmod {m}")).is_ok();
+            problems.push(format!("left {m} loaded ({})", if gone { "unloaded now" } else { "rmmod failed" }));
+        }
+    }
     // Module references come back once files close and devices go; some
     // of that (namespace cleanup, RCU callbacks) is asynchronous.
     for m in ["rust_tun", "tun"] {
@@ -248,10 +256,14 @@ fn plan(filter: Option<&str>) -> Vec<(String, TestFn, Node)> {
             // The drop-in run: the C tun's tests against rust_tun as
             // /dev/net/tun, and the drop-in tests; the other runs: the rest
             // (only rust_tun's in a rust-only run).
+            // The dummy tests run side by side in the test run, the Rust
+            // driver's alone in a rust-only run; not in the NAPI run (no
+            // tun device) nor the drop-in run.
             let node = match (dropin, node.label) {
                 (true, "tun") => &DROPIN,
-                (false, "tun") if rust_only => continue,
-                (true, "dropin") | (false, "rust_tun" | "tun") => node,
+                (false, "tun" | "dummy") if rust_only => continue,
+                (false, "dummy" | "rust_dummy") if napi_run() => continue,
+                (true, "dropin") | (false, "rust_tun" | "tun" | "rust_dummy" | "dummy") => node,
                 _ => continue,
             };
             let full = format!("{}_{}", node.label, name);

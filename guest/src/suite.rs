@@ -139,4 +139,10 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),
     ("lsm_hooks", lsm::t_lsm_hooks, &[RUST]),
     ("dropin_on_demand", clients::t_dropin_on_demand, &[DROPIN]),
+    // The second driver: rust_dummy.ko beside the C dummy (dummy.rs).
+    ("numdummies", dummy::t_numdummies, &[RUST_DUMMY, DUMMY]),
+    ("link_add", dummy::t_link_add, &[RUST_DUMMY, DUMMY]),
+    ("tx_stats", dummy::t_tx_stats, &[RUST_DUMMY, DUMMY]),
+    ("link_settings", dummy::t_link_settings, &[RUST_DUMMY, DUMMY]),
+    ("ethtool_ops", dummy::t_ethtool, &[RUST_DUMMY, DUMMY]),
 ];
