@@ -117,7 +117,7 @@ fn main() {
         }
         Some("fuzz-diff") if args.len() == 4 => {
             let num = |i: usize| args[i].parse().unwrap_or(1);
-            report("fuzz-diff", fuzz::fuzz_diff(num(2), num(3)))
+            report("fuzz-diff", fuzz::diff::fuzz_diff(num(2), num(3)))
         }
         Some("bench-write") if args.len() == 6 => {
             let num = |i: usize| args[i].parse().unwrap_or(0);
@@ -125,18 +125,18 @@ fn main() {
         }
         Some("bench-gso") if args.len() == 5 => {
             let num = |i: usize| args[i].parse().unwrap_or(0);
-            report("bench-gso", vnet::bench_gso(&args[2], num(3), num(4)))
+            report("bench-gso", vnet::gso::bench_gso(&args[2], num(3), num(4)))
         }
         Some("mkdevs") if args.len() == 6 => {
             let num = |i: usize| args[i].parse().unwrap_or(0);
             report("mkdevs", cmds::mkdevs(&args[2], &args[3], num(4), num(5)))
         }
-        Some("fd-client") if args.len() == 4 => report("fd-client", behaviour::fd_client(&args[2], &args[3])),
-        Some("block-read") if args.len() == 4 => report("block-read", behaviour::block_read(&args[2], &args[3])),
-        Some("userns") if args.len() == 5 => report("userns", hardening::userns(&args[2], &args[3], &args[4])),
-        Some("ns-roundtrip") if args.len() == 4 => report("ns-roundtrip", hardening::ns_roundtrip(&args[2], &args[3])),
+        Some("fd-client") if args.len() == 4 => report("fd-client", behaviour::fdpass::fd_client(&args[2], &args[3])),
+        Some("block-read") if args.len() == 4 => report("block-read", behaviour::fdpass::block_read(&args[2], &args[3])),
+        Some("userns") if args.len() == 5 => report("userns", hardening::netns::userns(&args[2], &args[3], &args[4])),
+        Some("ns-roundtrip") if args.len() == 4 => report("ns-roundtrip", hardening::netns::ns_roundtrip(&args[2], &args[3])),
         Some("ns-traffic") if args.len() == 4 => {
-            report("ns-traffic", hardening::ns_traffic(&args[2], args[3].parse().unwrap_or(2)))
+            report("ns-traffic", hardening::netns::ns_traffic(&args[2], args[3].parse().unwrap_or(2)))
         }
         _ => {
             eprintln!(
