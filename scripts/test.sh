@@ -181,9 +181,10 @@ clippy_clean() {
 [ $host_checks = 0 ] || step rustfmt mk rustfmtcheck
 [ $host_checks = 0 ] || step clippy clippy_clean
 # A failed build must not let the guest suites run a stale module or
-# program: both are removed first, and the guest suites run only if both
-# were built now.
-rm -f "$RT_TOP/rust_tun.ko" "$(rt_guest_bin)"
+# program: the modules (rust_tun.ko, rust_dummy.ko) and the program are
+# removed first, and the guest suites run only if rust_tun.ko and the
+# program were built now.
+rm -f "$RT_TOP/rust_tun.ko" "$RT_TOP/rust_dummy.ko" "$(rt_guest_bin)"
 step build mk
 built_module=$([ -f "$RT_TOP/rust_tun.ko" ] && echo 1 || echo 0)
 step guest-programs bash "$RT_TOP/scripts/build-guest.sh" $([ $host_checks = 0 ] || echo --test)

@@ -197,8 +197,10 @@ pub fn t_link_add(n: Node) -> TestResult {
     check!(got == ["rt-dmy0", "rt-dmy1"], "devices of kind dummy {got:?}");
     sh("ip link del rt-dmy1")?;
     check!(!link_exists("rt-dmy1"), "rt-dmy1 left after ip link del");
-    // rmmod with devices present: the module's dummy0 and an added one.
+    // rmmod with an added device present, then with the module's dummy0
+    // and an added one, both up.
     rmmod(n)?;
+    check!(!link_exists("rt-dmy0"), "rt-dmy0 left after rmmod");
     insmod(n, "")?;
     add("rt-dmy0", None).map_err(|e| format!("RTM_NEWLINK rt-dmy0 after reload: errno {e} ({})", errname(e)))?;
     sh("ip link set dummy0 up && ip link set rt-dmy0 up")?;
@@ -280,7 +282,8 @@ fn set_hwaddr(name: &str, family: u16, addr: [u8; 6]) -> Result<(), i32> {
         pad: [u8; 8],
     }
     let mut r = IfReqAddr { name: [0; 16], family, data: [0; 14], pad: [0; 8] };
-    r.name[..name.len()].copy_from_slice(name.as_bytes());
+    let len = name.len().min(15);
+    r.name[..len].copy_from_slice(&name.as_bytes()[..len]);
     r.data[..6].copy_from_slice(&addr);
     let s = Sock::udp().map_err(|_| errno())?;
     ioctl_ptr(s.0, SIOCSIFHWADDR, &mut r).map(|_| ())
