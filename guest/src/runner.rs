@@ -17,9 +17,11 @@
 //! runner counts as a failure. Every test's duration is printed
 //! (`# duration NAME SECONDS`); a table of the slowest closes the run.
 //!
-//! `RTUN_DRIVERS=rust` plans only rust_tun's tests: on the kernel and in
-//! the mode where C tun is not the reference (debug, NAPI), its tests test
-//! the kernel's code, not ours. `RTUN_SHARD=I/N` plans the I-th (1-based)
+//! `RTUN_DRIVERS=rust` plans only the Rust drivers' tests (rust_tun's,
+//! rust_dummy's): on the kernel and in the mode where C tun is not the
+//! reference (debug, NAPI), its tests (and the C dummy's) test the
+//! kernel's code, not ours; the dummy tests stay out of the NAPI and
+//! drop-in runs. `RTUN_SHARD=I/N` plans the I-th (1-based)
 //! of N shards of about equal time (weighted, see [`plan`]), so that one
 //! suite can run in N guests at once.
 
@@ -255,9 +257,8 @@ fn plan(filter: Option<&str>) -> Vec<(String, TestFn, Node)> {
         for node in nodes.iter() {
             // The drop-in run: the C tun's tests against rust_tun as
             // /dev/net/tun, and the drop-in tests; the other runs: the rest
-            // (only rust_tun's in a rust-only run).
-            // The dummy tests run side by side in the test run, the Rust
-            // driver's alone in a rust-only run; not in the NAPI run (no
+            // (only the Rust drivers' in a rust-only run). The dummy tests
+            // run side by side in the test run, not in the NAPI run (no
             // tun device) nor the drop-in run.
             let node = match (dropin, node.label) {
                 (true, "tun") => &DROPIN,
