@@ -47,6 +47,7 @@ const ETH_P_IPV6: u16 = (bindings::ETH_P_IPV6 as u16).to_be();
 /// The open files of `/dev/net/rust_tun`.
 pub(crate) struct TunChr;
 
+#[vtable]
 impl FileOps for TunChr {
     type Data = TunFile;
 

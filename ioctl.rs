@@ -5,15 +5,15 @@
 //! creation and attachment (`tun_set_iff`, `tun_net_initialize`),
 //! `TUNSETQUEUE` (`tun_set_queue`), permissions (`tun_permitted`).
 
+use crate::link::{link_ops, TunDriver, TUN_ATTR_GROUP};
 use crate::queue::{__tun_detach, tun_attach};
-use crate::sys::{self, errno, IoctlAbi, NetDeviceBuilder, Rtnl, SockFprog};
+use crate::sys::{self, errno, IoctlAbi, NameAssign, NetDeviceBuilder, Rtnl, SockFprog};
 use crate::txfilter::{FilterUpdate, ETH_ALEN};
 use crate::{
-    bindings, dropin, link_ops, DevKind, Tun, TunDev, TunDriver, TunFile, IFF_ATTACH_QUEUE,
-    IFF_DETACH_QUEUE, IFF_MULTI_QUEUE, IFF_NAPI, IFF_NAPI_FRAGS, IFF_NOFILTER, IFF_NO_CARRIER,
-    IFF_PERSIST, IFF_TAP, IFF_TUN, IFF_TUN_EXCL, INVALID_ID, MAX_MTU, MAX_TAP_QUEUES, MIN_MTU,
-    NETDEV_OPS, TUN_ATTR_GROUP, TUN_FEATURES, TUN_TYPE_MASK, TUN_USER_FEATURES, TUN_VNET_LE,
-    VNET_HDR_SZ_MIN,
+    bindings, dropin, DevKind, Tun, TunDev, TunFile, IFF_ATTACH_QUEUE, IFF_DETACH_QUEUE,
+    IFF_MULTI_QUEUE, IFF_NAPI, IFF_NAPI_FRAGS, IFF_NOFILTER, IFF_NO_CARRIER, IFF_PERSIST, IFF_TAP,
+    IFF_TUN, IFF_TUN_EXCL, INVALID_ID, MAX_MTU, MAX_TAP_QUEUES, MIN_MTU, NETDEV_OPS, TUN_FEATURES,
+    TUN_TYPE_MASK, TUN_USER_FEATURES, TUN_VNET_LE, VNET_HDR_SZ_MIN,
 };
 use core::ffi::{c_int, c_uint};
 use core::sync::atomic::Ordering;
@@ -215,8 +215,14 @@ fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rt
                 tfile.sock.sndbuf(),
                 (tfile.into(), flags),
             );
-            let mut b =
-                NetDeviceBuilder::alloc::<TunDriver>(link_ops(), name, queues, &tfile.net, tun)?;
+            let mut b = NetDeviceBuilder::alloc::<TunDriver>(
+                link_ops(),
+                name,
+                NameAssign::Unknown,
+                queues,
+                Some(&tfile.net),
+                tun,
+            )?;
             b.set_ifindex(tfile.ifindex.load(Ordering::Relaxed));
             b.set_sysfs_group(&TUN_ATTR_GROUP);
             tun_net_initialize(&mut b, kind, unguarded);
@@ -688,14 +694,23 @@ fn tun_net_initialize(b: &mut NetDeviceBuilder<Tun>, kind: DevKind, unguarded: b
     let mode = usize::from(unguarded);
     match kind {
         DevKind::Tun => {
+            // A point-to-point L3 device: no link header or address.
             b.set_ops(&NETDEV_OPS[mode]);
             b.ip_tunnel_header_ops();
-            b.point_to_point();
+            b.set_link_layer(bd::ARPHRD_NONE, 0, 0);
+            b.set_mtu(1500);
+            b.set_flags(bd::RTUN_IFF_POINTOPOINT | bd::RTUN_IFF_NOARP | bd::RTUN_IFF_MULTICAST);
         }
         DevKind::Tap => {
+            // An Ethernet device with a random address, which may change
+            // while up and does not share transmitted skbs.
             b.set_ops(&NETDEV_OPS[2 + mode]);
-            b.ether();
+            b.ether_setup();
+            b.priv_flags_clear(bd::RTUN_IFF_TX_SKB_SHARING);
+            b.priv_flags_set(bd::RTUN_IFF_LIVE_ADDR_CHANGE);
+            b.eth_hw_addr_random();
         }
     }
-    b.set_mtu_range(MIN_MTU, MAX_MTU);
+    let max_mtu = MAX_MTU - u32::from(b.hard_header_len());
+    b.set_mtu_range(MIN_MTU, max_mtu);
 }

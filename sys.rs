@@ -19,7 +19,8 @@ use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
-use kernel::error::{code::*, from_result, to_result};
+use kernel::build_error;
+use kernel::error::{code::*, from_result, to_result, VTABLE_DEFAULT_ERROR};
 use kernel::init::PinInit;
 use kernel::prelude::*;
 use kernel::str::CStr;
@@ -46,6 +47,13 @@ pub(crate) mod errno {
     /// `EOPNOTSUPP`.
     pub(crate) fn EOPNOTSUPP() -> Error {
         Error::from_errno(-(bindings::EOPNOTSUPP as i32))
+    }
+
+    /// `EADDRNOTAVAIL`: not a usable hardware address.
+    // Used by rust_dummy (dummy.rs), not by rust_tun.
+    #[allow(dead_code)]
+    pub(crate) fn EADDRNOTAVAIL() -> Error {
+        Error::from_errno(-(bindings::EADDRNOTAVAIL as i32))
     }
 }
 

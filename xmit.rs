@@ -21,6 +21,7 @@ use kernel::prelude::*;
 /// per mode and pays nothing to know it.
 pub(crate) struct TunNetDev<const UNGUARDED: bool>;
 
+#[vtable]
 impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     type Priv = Tun;
 
@@ -39,8 +40,9 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     }
 
     /// `tun_net_open()`.
-    fn open(dev: &TunDev) {
+    fn open(dev: &TunDev) -> Result {
         dev.tx_start_all_queues();
+        Ok(())
     }
 
     /// `tun_net_close()`.

@@ -124,6 +124,7 @@ cp "$script" "$root/test.sh"
 chmod +x "$root/init"
 cp "$rtun" "$root/bin/rtun"
 cp "$ko" "$root/lib/modules/"
+[ ! -f "$(dirname "$ko")/rust_dummy.ko" ] || cp "$(dirname "$ko")/rust_dummy.ko" "$root/lib/modules/"
 for m in drivers/net/tun.ko net/core/pktgen.ko drivers/net/dummy.ko; do
 	cp "$kdir/$m" "$root/lib/modules/"
 done
