@@ -6,7 +6,17 @@
 //! ([`MiscDevice`], [`MiscRegistration`]); the shape of newer kernels'
 //! `rust/kernel/miscdevice.rs`.
 
-use super::*;
+use super::skb::IovIter;
+use super::sock::Sock;
+use super::sync::PollTable;
+use super::{this_module, zeroed, KernelStatic};
+use crate::bindings;
+use core::ffi::{c_int, c_long, c_uint, c_ulong};
+use core::marker::PhantomData;
+use kernel::build_error;
+use kernel::error::{from_result, to_result, VTABLE_DEFAULT_ERROR};
+use kernel::prelude::*;
+use kernel::sync::{Arc, ArcBorrow};
 
 /// What a driver does with its open files (7.3's `MiscDevice`, with
 /// per-open data): each open file holds the `Arc<Self::Data>` that `open`

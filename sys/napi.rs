@@ -23,10 +23,20 @@
 //! `synchronize_net()` after detaching has normally satisfied. Deleting a
 //! 256-queue device then waits for one grace period, not 256.
 
-use super::*;
+use super::netdev::NetDevice;
+use super::skb::{IovIter, SkBuff};
+use super::sock::Sock;
+use super::sync::{RcuReadGuard, Rtnl};
+use super::{errno, inline};
+use crate::bindings;
+use core::cell::UnsafeCell;
+use core::ffi::{c_int, c_uint, c_ulong};
 use core::mem::ManuallyDrop;
-use core::sync::atomic::{AtomicBool, AtomicU8};
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
 use inline::skb_list;
+use kernel::error::to_result;
+use kernel::prelude::*;
 
 /// `NAPI_POLL_WEIGHT`: the most packets one poll hands to GRO, and the
 /// queue length past which a writer schedules the context even when more

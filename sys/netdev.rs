@@ -9,7 +9,20 @@
 //! `Adapter<T>`). A device is the driver's when its `rtnl_link_ops` is the
 //! driver's [`LinkOps`], as tun.c decides it.
 
-use super::*;
+use super::skb::SkBuff;
+use super::sock::open_netns;
+use super::sync::{synchronize_net, BhOff, RcuReadGuard, Rtnl};
+use super::sysfs::AttrGroup;
+use super::{errno, inline, this_module, zeroed, KernelStatic};
+use crate::bindings;
+use core::ffi::{c_int, c_ulong, c_void};
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::build_error;
+use kernel::error::{from_result, to_result, VTABLE_DEFAULT_ERROR};
+use kernel::prelude::*;
+use kernel::types::Opaque;
 
 // ---------------------------------------------------------------------------
 // net_device.

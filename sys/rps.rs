@@ -5,9 +5,14 @@
 //! (`net_hotdata.rps_sock_flow_table`) or in a private one of the same
 //! layout, and reading an entry of the global one back.
 
-use super::*;
+use super::inline;
+use super::sync::RcuReadGuard;
+use crate::bindings;
 use core::alloc::Layout;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::alloc::{allocator::KVmalloc, Allocator};
+use kernel::prelude::*;
 
 mod private {
     /// Only `sys` says where a record step finds its table.

@@ -3,7 +3,13 @@
 //! Packets and user buffers: [`SkBuff`] (an owned `sk_buff`), [`Unfilled`]
 //! (one whose bytes are not written yet) and [`IovIter`].
 
-use super::*;
+use super::inline;
+use super::netdev::NetDevice;
+use super::sync::BhDisabled;
+use crate::bindings;
+use core::ffi::{c_int, c_uint};
+use core::ptr::{self, NonNull};
+use kernel::prelude::*;
 
 // ---------------------------------------------------------------------------
 // iov_iter.

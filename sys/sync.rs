@@ -3,7 +3,17 @@
 //! Locking, RCU, rtnl, wait queues and timers: `SpinLockBh`, `RcuReadGuard`,
 //! `RcuArc`, `Rtnl`, `WaitQueue`, `Timer`.
 
-use super::*;
+use super::inline;
+use crate::bindings;
+use core::cell::UnsafeCell;
+use core::ffi::c_ulong;
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::prelude::*;
+use kernel::sync::lock::{Backend, Lock};
+use kernel::sync::{Arc, LockClassKey};
+use kernel::types::Opaque;
 
 // ---------------------------------------------------------------------------
 // Locks, RCU, rtnl.
