@@ -12,7 +12,7 @@ use crate::sys::{
     SysfsBuf,
 };
 use crate::{
-    bindings, dropin, ioctl, sys, DevKind, Tun, TunDev, IFF_MULTI_QUEUE, IFF_NO_PI, IFF_PERSIST,
+    bindings, dropin, iff, sys, DevKind, Tun, TunDev, IFF_MULTI_QUEUE, IFF_NO_PI, IFF_PERSIST,
     IFF_VNET_HDR, INVALID_ID, MAX_TAP_QUEUES, TUN_READQ_SIZE, TUN_TYPE_MASK,
 };
 use core::fmt::Write;
@@ -29,7 +29,7 @@ impl NetDriver for TunDriver {
 
     /// `tun_setup()`: tun's ethtool ops, lockless transmit, the default
     /// `tx_queue_len` (TUN/TAP specifics come with `tun_net_initialize()`,
-    /// `ioctl::tun_net_initialize`).
+    /// `iff::tun_net_initialize`).
     fn setup(dev: &mut DevSetup<Tun>) {
         dev.set_ethtool_ops(&TUN_ETHTOOL_OPS);
         dev.set_lltx();
@@ -193,7 +193,7 @@ impl DevAttrShow for TunFlagsAttr {
 
     /// `tun_flags_show()`.
     fn show(dev: &TunDev, out: &mut SysfsBuf<'_>) -> core::fmt::Result {
-        writeln!(out, "0x{:x}", ioctl::tun_flags(dev.priv_()))
+        writeln!(out, "0x{:x}", iff::tun_flags(dev.priv_()))
     }
 }
 

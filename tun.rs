@@ -37,6 +37,7 @@ mod compile_fail;
 mod debugfs;
 mod flow_logic;
 mod flow_table;
+mod iff;
 mod ioctl;
 mod link;
 mod queue;
