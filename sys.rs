@@ -127,6 +127,7 @@ mod napi;
 mod netdev;
 mod param;
 mod pcpu;
+pub(crate) mod rcu;
 mod ring;
 mod rps;
 mod security;
@@ -174,14 +175,16 @@ pub(crate) use rps::{
     rps_record_sock_flow, rps_sock_flow_entry, GlobalFlowTable, PrivateFlowTable, SockFlowTable,
 };
 pub(crate) use security::{security_tun_dev_create, TunSecurity};
-pub(crate) use skb::{IovIter, SkBuff, VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN};
+pub(crate) use skb::{
+    IovIterDest, IovIterSource, SkBuff, VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
+};
 pub(crate) use sock::{FasyncBand, Proto, Sock, SockFprog, SOCK_FPROG_LEN};
 pub(crate) use static_key::{
     for_each_jump_site, rfs_needed_count, static_branch_unlikely, SiteInsn, JUMP_LABELS,
 };
 pub(crate) use sync::{
     cond_resched, impl_has_timer, jiffies, new_spinlock_bh, poll, rcu_cookie, round_jiffies_up,
-    signal_pending, BhDisabled, BhOff, HasTimer, OncePin, PollTable, RcuArc, RcuReadGuard, Rtnl,
-    RtnlLocked, SpinLockBh, Timer, Unpublished, UnpublishedBatch, WaitQueue, HZ,
+    signal_pending, BhDisabled, BhOff, HasTimer, OncePin, PollTable, RcuArc, Rtnl, RtnlLocked,
+    SpinLockBh, Timer, Unpublished, UnpublishedBatch, WaitQueue, HZ,
 };
 pub(crate) use sysfs::{AttrGroup, AttrList, DevAttrShow, DevAttribute, SysfsBuf};

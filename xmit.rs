@@ -8,7 +8,7 @@
 use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
 use crate::sys::{
-    poll, BhOff, FasyncBand, NetDevOps, RcuReadGuard, Rtnl, SkBuff, Stats64, TunSecurity, TxResult,
+    poll, rcu, BhOff, FasyncBand, NetDevOps, Rtnl, SkBuff, Stats64, TunSecurity, TxResult,
 };
 use crate::txfilter::ETH_ALEN;
 use crate::{get, ioctl, queue, rps, Tun, TunDev, RPS_HASHES};
@@ -87,7 +87,7 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
 /// (saving the hash for RFS), else `reciprocal_scale(hash, numqueues)`.
 fn tun_select_queue(dev: &TunDev, skb: &SkBuff) -> u16 {
     let tun = dev.priv_();
-    let rcu = RcuReadGuard::new();
+    let rcu = rcu::read_lock();
     let numqueues = tun.numqueues();
     let txq = skb.hash_symmetric();
     match tun.flows.find(txq, &rcu) {
@@ -106,7 +106,7 @@ fn tun_select_queue(dev: &TunDev, skb: &SkBuff) -> u16 {
 /// Deliberate difference: the static key is tested before `numqueues`, so
 /// with RPS off the whole step is one NOP (tun.c loads `numqueues` first).
 #[inline(always)]
-fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &RcuReadGuard) {
+fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &rcu::Guard) {
     let wanted = if UNGUARDED {
         tun.numqueues() == 1
     } else {
@@ -130,7 +130,7 @@ fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &RcuRead
 fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff) -> TxResult {
     let tun = dev.priv_();
     let txq = skb.queue_mapping();
-    let rcu = RcuReadGuard::new();
+    let rcu = rcu::read_lock();
     let Some(tfile) = tun
         .tfiles
         .get(usize::from(txq))

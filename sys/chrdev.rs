@@ -6,7 +6,7 @@
 //! ([`MiscDevice`], [`MiscRegistration`]); the shape of newer kernels'
 //! `rust/kernel/miscdevice.rs`.
 
-use super::skb::IovIter;
+use super::skb::{IovIterDest, IovIterSource};
 use super::sock::Sock;
 use super::sync::PollTable;
 use super::{this_module, zeroed, KernelStatic};
@@ -42,12 +42,16 @@ pub(crate) trait FileOps: 'static {
     /// `read_iter`; `noblock` for `O_NONBLOCK` or `IOCB_NOWAIT`. A read of
     /// `n > 0` bytes leaves the file position at `n` (`ki_pos`), as a
     /// packet device reports it (tun.c's `tun_chr_read_iter()`).
-    fn read_iter(_data: &Self::Data, _to: &mut IovIter, _noblock: bool) -> Result<usize> {
+    fn read_iter(_data: &Self::Data, _to: &mut IovIterDest<'_>, _noblock: bool) -> Result<usize> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
     /// `write_iter`.
-    fn write_iter(_data: &Self::Data, _from: &mut IovIter, _noblock: bool) -> Result<usize> {
+    fn write_iter(
+        _data: &Self::Data,
+        _from: &mut IovIterSource<'_>,
+        _noblock: bool,
+    ) -> Result<usize> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -337,7 +341,7 @@ impl<T: FileOps> FopsAdapter<T> {
             (
                 Self::data((*iocb).ki_filp),
                 Self::noblock(iocb),
-                IovIter::from_raw(to),
+                IovIterDest::from_raw(to),
             )
         };
         match T::read_iter(data, &mut to, nb) {
@@ -366,7 +370,7 @@ impl<T: FileOps> FopsAdapter<T> {
             (
                 Self::data((*iocb).ki_filp),
                 Self::noblock(iocb),
-                IovIter::from_raw(from),
+                IovIterSource::from_raw(from),
             )
         };
         match T::write_iter(data, &mut from, nb) {

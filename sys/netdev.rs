@@ -9,9 +9,10 @@
 //! `Adapter<T>`). A device is the driver's when its `rtnl_link_ops` is the
 //! driver's [`LinkOps`], as tun.c decides it.
 
+use super::rcu;
 use super::skb::SkBuff;
 use super::sock::open_netns;
-use super::sync::{synchronize_net, BhOff, RcuReadGuard, Rtnl};
+use super::sync::{synchronize_net, BhOff, Rtnl};
 use super::sysfs::AttrGroup;
 use super::{errno, inline, this_module, zeroed, KernelStatic};
 use crate::bindings;
@@ -426,7 +427,7 @@ impl<P> RcuDev<P> {
 
     /// `tun_get()`: a counted reference to the device, if any.
     pub(crate) fn get(&self) -> Option<DevRef<P>> {
-        let _rcu = RcuReadGuard::new();
+        let _rcu = rcu::read_lock();
         let p = self.0.load(Ordering::Acquire);
         // SAFETY: `p` was read inside `_rcu`. While it is published the
         // `RcuDev`'s reference keeps the device; once it is unpublished,
