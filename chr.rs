@@ -12,8 +12,8 @@ use crate::sys::{
     VnetHdr, WaitQueue, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
 };
 use crate::{
-    bindings, inc, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
-    RFS_RECORDS, TUN_PROTO, WRITE_DROPS,
+    bindings, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
+    TUN_PROTO,
 };
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 use kernel::c_str;
@@ -256,7 +256,7 @@ fn tun_flow_update(tun: &Tun, rxhash: u32, tfile: &TunFile) {
         rps::sock_rps_record_flow_hash_guarded(&sys::GlobalFlowTable, rps_rxhash)
     };
     if recorded.is_some() {
-        tun.stats.pcpu.inc::<RFS_RECORDS>();
+        tun.stats.rfs_records_inc();
     }
 }
 
@@ -322,7 +322,7 @@ fn tun_get_user(
 
     let drop = |e: Error| {
         dev.core_stats_rx_dropped_inc();
-        tun.stats.pcpu.inc::<WRITE_DROPS>();
+        tun.stats.write_drops_inc();
         e
     };
     // Charged to the file's send buffer: past it, wait or `EAGAIN` (which,
@@ -348,7 +348,7 @@ fn tun_get_user(
     // the kernel checks them; a bad header is a frame error (not a drop,
     // and never a WARN).
     if flags & IFF_VNET_HDR != 0 && skb.vnet_hdr_to_skb(&gso).is_err() {
-        inc(&tun.stats.rx_frame_errors, 1);
+        tun.stats.rx_frame_errors_inc();
         return Err(EINVAL);
     }
 

@@ -51,7 +51,7 @@ use link::{link_ops, tun_default_link_ksettings};
 use sys::{
     DebugfsFops, DebugfsRoot, DevDebugfs, DevOps, FileOperations, LinkKsettings, MiscDevice,
     NetDevice, NetNs, Notifier, PerCpuCounters, Proto, RcuArc, RcuDev, RtnlLocked, SkbRing, Sock,
-    SockFprog, TunSecurity, WaitQueue,
+    SockFprog, Stats64, TunSecurity, WaitQueue,
 };
 use txfilter::TxFilter;
 
@@ -144,11 +144,11 @@ pub(crate) struct TunStats {
 }
 
 /// Index of [`TunStats`]'s per-CPU count of RPS hashes.
-pub(crate) const RPS_HASHES: usize = 0;
+const RPS_HASHES: usize = 0;
 /// Index of [`TunStats`]'s per-CPU count of RFS record steps.
-pub(crate) const RFS_RECORDS: usize = 1;
+const RFS_RECORDS: usize = 1;
 /// Index of [`TunStats`]'s per-CPU count of writes the driver dropped.
-pub(crate) const WRITE_DROPS: usize = 2;
+const WRITE_DROPS: usize = 2;
 
 impl TunStats {
     fn new() -> Result<Self> {
@@ -158,14 +158,49 @@ impl TunStats {
             pcpu: PerCpuCounters::new()?,
         })
     }
-}
 
-fn inc(c: &AtomicU64, by: u64) {
-    c.fetch_add(by, Ordering::Relaxed);
-}
+    /// A write with a bad virtio-net header (`rx_frame_errors`).
+    pub(crate) fn rx_frame_errors_inc(&self) {
+        self.rx_frame_errors.fetch_add(1, Ordering::Relaxed);
+    }
 
-fn get(c: &AtomicU64) -> u64 {
-    c.load(Ordering::Relaxed)
+    /// `n` packets dropped with a queue's ring (`tx_dropped`).
+    pub(crate) fn tx_purged_add(&self, n: u64) {
+        self.tx_purged.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// An RPS flow hash computed on transmit, on this CPU.
+    pub(crate) fn rps_hashes_inc(&self) {
+        self.pcpu.inc::<RPS_HASHES>();
+    }
+
+    /// An RFS record step, on this CPU.
+    pub(crate) fn rfs_records_inc(&self) {
+        self.pcpu.inc::<RFS_RECORDS>();
+    }
+
+    /// A write the driver dropped, on this CPU.
+    pub(crate) fn write_drops_inc(&self) {
+        self.pcpu.inc::<WRITE_DROPS>();
+    }
+
+    /// What `ndo_get_stats64` adds to the per-CPU counters.
+    pub(crate) fn stats64(&self) -> Stats64 {
+        Stats64 {
+            tx_dropped: self.tx_purged.load(Ordering::Relaxed),
+            rx_frame_errors: self.rx_frame_errors.load(Ordering::Relaxed),
+            ..Stats64::default()
+        }
+    }
+
+    /// The per-CPU counts, summed: RPS hashes, RFS records, write drops.
+    pub(crate) fn pcpu_sums(&self) -> (u64, u64, u64) {
+        (
+            self.pcpu.sum::<RPS_HASHES>(),
+            self.pcpu.sum::<RFS_RECORDS>(),
+            self.pcpu.sum::<WRITE_DROPS>(),
+        )
+    }
 }
 
 /// What kind of device (`IFF_TUN` or `IFF_TAP`).

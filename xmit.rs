@@ -11,7 +11,7 @@ use crate::sys::{
     poll, rcu, BhOff, FasyncBand, NetDevOps, Rtnl, SkBuff, Stats64, TunSecurity, TxResult,
 };
 use crate::txfilter::ETH_ALEN;
-use crate::{get, ioctl, queue, rps, Tun, TunDev, RPS_HASHES};
+use crate::{ioctl, queue, rps, Tun, TunDev};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
@@ -61,12 +61,7 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     /// `tun_net_get_stats64()`: what the per-CPU counters do not hold
     /// (`sys` adds these to `dev_get_tstats64()`'s).
     fn get_stats64(dev: &TunDev) -> Stats64 {
-        let s = &dev.priv_().stats;
-        Stats64 {
-            tx_dropped: get(&s.tx_purged),
-            rx_frame_errors: get(&s.rx_frame_errors),
-            ..Stats64::default()
-        }
+        dev.priv_().stats.stats64()
     }
 
     /// `tun_net_change_carrier()`.
@@ -114,7 +109,7 @@ fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &rcu::Gu
     };
     if wanted {
         let rxhash = skb.hash_symmetric();
-        tun.stats.pcpu.inc::<RPS_HASHES>();
+        tun.stats.rps_hashes_inc();
         if let Some(e) = tun.flows.find(rxhash, rcu) {
             FlowTable::save_rps_rxhash(e, rxhash);
         }
