@@ -7,13 +7,13 @@
 
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::sys::{
-    self, errno, poll, Fasync, FileOps, IoctlAbi, IovIter, NapiFrags, NapiFragsLocked, NetNs,
-    PollTable, RcuDev, RcuReadGuard, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock, VnetHdr,
-    WaitQueue, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
+    self, errno, poll, rcu, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource, NapiFrags,
+    NapiFragsLocked, NetNs, PollTable, RcuDev, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock,
+    VnetHdr, WaitQueue, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
 };
 use crate::{
-    bindings, inc, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
-    RFS_RECORDS, TUN_PROTO, WRITE_DROPS,
+    bindings, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
+    TUN_PROTO,
 };
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 use kernel::c_str;
@@ -47,6 +47,7 @@ const ETH_P_IPV6: u16 = (bindings::ETH_P_IPV6 as u16).to_be();
 /// The open files of `/dev/net/rust_tun`.
 pub(crate) struct TunChr;
 
+#[vtable]
 impl FileOps for TunChr {
     type Data = TunFile;
 
@@ -58,11 +59,11 @@ impl FileOps for TunChr {
         tun_chr_close(tfile)
     }
 
-    fn read_iter(tfile: &TunFile, to: &mut IovIter, noblock: bool) -> Result<usize> {
+    fn read_iter(tfile: &TunFile, to: &mut IovIterDest<'_>, noblock: bool) -> Result<usize> {
         tun_chr_read_iter(tfile, to, noblock)
     }
 
-    fn write_iter(tfile: &TunFile, from: &mut IovIter, noblock: bool) -> Result<usize> {
+    fn write_iter(tfile: &TunFile, from: &mut IovIterSource<'_>, noblock: bool) -> Result<usize> {
         tun_chr_write_iter(tfile, from, noblock)
     }
 
@@ -161,7 +162,7 @@ fn tun_ring_recv(tfile: &TunFile, noblock: bool) -> Result<SkBuff> {
 /// header unless `IFF_NO_PI`, a vnet header with `IFF_VNET_HDR`, and the
 /// VLAN tag the stack kept out of band put back in the frame. Returns the
 /// packet's full size, as tun does.
-fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
+fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIterDest<'_>) -> Result<usize> {
     let tun = dev.priv_();
     let len = skb.len() as usize;
     let vlan = skb.vlan_tag();
@@ -174,19 +175,19 @@ fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
     let mut total = len + vlan_hlen + vnet_hdr_sz;
 
     if tun.flags() & IFF_NO_PI == 0 {
-        if to.count() < TUN_PI_LEN {
+        if to.len() < TUN_PI_LEN {
             return Err(EINVAL);
         }
         total += TUN_PI_LEN;
-        let flags = if to.count() < total { TUN_PKT_STRIP } else { 0 };
+        let flags = if to.len() < total { TUN_PKT_STRIP } else { 0 };
         let mut pi = [0u8; TUN_PI_LEN];
         pi[..2].copy_from_slice(&flags.to_ne_bytes());
         pi[2..].copy_from_slice(&skb.protocol().to_ne_bytes());
-        to.copy_to(&pi)?;
+        to.copy_to_iter_full(&pi)?;
     }
 
     if vnet_hdr_sz != 0 {
-        if to.count() < vnet_hdr_sz {
+        if to.len() < vnet_hdr_sz {
             return Err(EINVAL);
         }
         // Deliberate difference: a GSO type the header cannot express is
@@ -194,7 +195,7 @@ fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
         let gso = skb
             .vnet_hdr_from_skb(vlan_hlen as u16)
             .inspect_err(|_| dev.core_stats_tx_dropped_inc())?;
-        to.copy_to(&gso.to_bytes())?;
+        to.copy_to_iter_full(&gso.to_bytes())?;
         if vnet_hdr_sz > VNET_HDR_LEN {
             to.advance(vnet_hdr_sz - VNET_HDR_LEN);
         }
@@ -205,20 +206,20 @@ fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
     let mut offset = 0;
     if let Some((proto, tci)) = vlan {
         // The frame up to the addresses, the tag, then the rest.
-        let n = VLAN_OFFSET.min(len).min(to.count());
-        to.copy_skb(&skb, 0, n as u32)?;
-        if to.count() != 0 && n == VLAN_OFFSET {
+        let n = VLAN_OFFSET.min(len).min(to.len());
+        to.skb_copy_datagram_iter(&skb, 0, n as u32)?;
+        if !to.is_empty() && n == VLAN_OFFSET {
             let mut veth = [0u8; VLAN_HLEN];
             veth[..2].copy_from_slice(&proto.to_ne_bytes());
             veth[2..].copy_from_slice(&tci.to_be_bytes());
-            let m = VLAN_HLEN.min(to.count());
-            to.copy_to(&veth[..m])?;
+            let m = VLAN_HLEN.min(to.len());
+            to.copy_to_iter_full(&veth[..m])?;
         }
         offset = n;
     }
-    if to.count() != 0 && offset < len {
-        let n = (len - offset).min(to.count());
-        to.copy_skb(&skb, offset as u32, n as u32)?;
+    if !to.is_empty() && offset < len {
+        let n = (len - offset).min(to.len());
+        to.skb_copy_datagram_iter(&skb, offset as u32, n as u32)?;
     }
 
     dev.sw_netstats_tx_add((len + vlan_hlen) as u32);
@@ -227,9 +228,9 @@ fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIter) -> Result<usize> {
 }
 
 /// `tun_chr_read_iter()` / `tun_do_read()`.
-fn tun_chr_read_iter(tfile: &TunFile, to: &mut IovIter, noblock: bool) -> Result<usize> {
+fn tun_chr_read_iter(tfile: &TunFile, to: &mut IovIterDest<'_>, noblock: bool) -> Result<usize> {
     let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
-    let len = to.count();
+    let len = to.len();
     if len == 0 {
         return Ok(0);
     }
@@ -255,17 +256,22 @@ fn tun_flow_update(tun: &Tun, rxhash: u32, tfile: &TunFile) {
         rps::sock_rps_record_flow_hash_guarded(&sys::GlobalFlowTable, rps_rxhash)
     };
     if recorded.is_some() {
-        tun.stats.pcpu.inc::<RFS_RECORDS>();
+        tun.stats.rfs_records_inc();
     }
 }
 
 /// `tun_get_user()`: builds a packet from the writer's buffer and hands it
 /// to the stack. The skb is built as tun.c builds it (`tun_alloc_skb`):
 /// with a sleeping allocation, linear under a page, paged above.
-fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool) -> Result<usize> {
+fn tun_get_user(
+    dev: &TunDev,
+    tfile: &TunFile,
+    from: &mut IovIterSource<'_>,
+    noblock: bool,
+) -> Result<usize> {
     let tun = dev.priv_();
     let flags = tun.flags();
-    let total = from.count();
+    let total = from.len();
     let mut len = total;
     let mut proto = ETH_P_IP;
 
@@ -275,7 +281,7 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
         }
         len -= TUN_PI_LEN;
         let mut pi = [0u8; TUN_PI_LEN];
-        from.copy_from(&mut pi)?;
+        from.copy_from_iter_full(&mut pi)?;
         proto = u16::from_ne_bytes([pi[2], pi[3]]);
     }
 
@@ -287,7 +293,7 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
         }
         len -= vnet_hdr_sz;
         let mut b = [0u8; VNET_HDR_LEN];
-        from.copy_from(&mut b)?;
+        from.copy_from_iter_full(&mut b)?;
         gso = VnetHdr::from_bytes(&b);
         // The checksum's place must be in the header part (a 16-bit field,
         // as tun.c's cpu_to_tun16()).
@@ -316,7 +322,7 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
 
     let drop = |e: Error| {
         dev.core_stats_rx_dropped_inc();
-        tun.stats.pcpu.inc::<WRITE_DROPS>();
+        tun.stats.write_drops_inc();
         e
     };
     // Charged to the file's send buffer: past it, wait or `EAGAIN` (which,
@@ -342,7 +348,7 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
     // the kernel checks them; a bad header is a frame error (not a drop,
     // and never a WARN).
     if flags & IFF_VNET_HDR != 0 && skb.vnet_hdr_to_skb(&gso).is_err() {
-        inc(&tun.stats.rx_frame_errors, 1);
+        tun.stats.rx_frame_errors_inc();
         return Err(EINVAL);
     }
 
@@ -390,7 +396,7 @@ fn tun_get_user(dev: &TunDev, tfile: &TunFile, from: &mut IovIter, noblock: bool
         // (it warns otherwise). A detached file's stale index is not
         // recorded. Deliberate difference: tun.c records
         // `tfile->queue_index` unchecked.
-        let rcu = RcuReadGuard::new();
+        let rcu = rcu::read_lock();
         if dev.flags() & sys::IFF_UP == 0 {
             return Err(drop(EIO));
         }
@@ -488,7 +494,11 @@ impl core::ops::DerefMut for Pkt<'_> {
 }
 
 /// `tun_chr_write_iter()`.
-fn tun_chr_write_iter(tfile: &TunFile, from: &mut IovIter, noblock: bool) -> Result<usize> {
+fn tun_chr_write_iter(
+    tfile: &TunFile,
+    from: &mut IovIterSource<'_>,
+    noblock: bool,
+) -> Result<usize> {
     let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
     tun_get_user(&dev, tfile, from, noblock)
 }

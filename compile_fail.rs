@@ -44,7 +44,7 @@ fn rtnl_locked_aliasing(data: &RtnlLocked<u32>) {
 #[cfg(rtun_compile_fail = "device_escapes_rtnl")]
 fn device_escapes_rtnl(net: &NetNs) {
     let dev = Rtnl::with(|rtnl| {
-        NetDevice::get_by_name(net, kernel::c_str!("x"), &crate::TUN_LINK_OPS, rtnl)
+        NetDevice::get_by_name(net, kernel::c_str!("x"), &crate::link::TUN_LINK_OPS, rtnl)
     });
     drop(dev);
 }

@@ -12,7 +12,7 @@
 
 use crate::rps::show_jump_sites;
 use crate::sys::{self, DevTextFile, TextBuf, TextFile};
-use crate::{Tun, TunDev, RFS_RECORDS, RPS_HASHES, WRITE_DROPS};
+use crate::{Tun, TunDev};
 use core::fmt::Write;
 use kernel::prelude::*;
 
@@ -95,9 +95,10 @@ fn tun_show_stats(dev: &TunDev, t: &mut TextBuf) -> core::fmt::Result {
     writeln!(t, "tx_packets {}", s.tx_packets)?;
     writeln!(t, "tx_bytes {}", s.tx_bytes)?;
     writeln!(t, "tx_dropped {}", s.tx_dropped)?;
-    writeln!(t, "rps_hashes {}", tun.stats.pcpu.sum::<RPS_HASHES>())?;
-    writeln!(t, "rfs_records {}", tun.stats.pcpu.sum::<RFS_RECORDS>())?;
+    let (rps_hashes, rfs_records, write_drops) = tun.stats.pcpu_sums();
+    writeln!(t, "rps_hashes {}", rps_hashes)?;
+    writeln!(t, "rfs_records {}", rfs_records)?;
     // Of rx_dropped, the writes the driver dropped (the rest, the stack's
     // drops of written packets: a full backlog, a device gone down).
-    writeln!(t, "write_drops {}", tun.stats.pcpu.sum::<WRITE_DROPS>())
+    writeln!(t, "write_drops {}", write_drops)
 }

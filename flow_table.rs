@@ -27,8 +27,7 @@ use crate::flow_logic::{
     age_ms, flow_ageing, time_before, tun_hashfn, Ageing, MAX_TAP_FLOWS, TUN_NUM_FLOW_ENTRIES,
 };
 use crate::sys::{
-    self, impl_has_timer, new_spinlock_bh, rcu_cookie, HasTimer, OncePin, RcuReadGuard, SpinLockBh,
-    Timer,
+    self, impl_has_timer, new_spinlock_bh, rcu, rcu_cookie, HasTimer, OncePin, SpinLockBh, Timer,
 };
 use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -224,7 +223,7 @@ impl FlowTable {
     /// Inline, as C's (a `static` function the compiler inlines into the
     /// transmit path).
     #[inline]
-    pub(crate) fn find<'a>(&'a self, rxhash: u32, _rcu: &'a RcuReadGuard) -> Option<&'a FlowEntry> {
+    pub(crate) fn find<'a>(&'a self, rxhash: u32, _rcu: &'a rcu::Guard) -> Option<&'a FlowEntry> {
         let pool = self.pool.get()?.get_ref();
         self.find_idx(pool, rxhash).map(|i| pool.entry(i))
     }
@@ -304,7 +303,7 @@ impl FlowTable {
     /// (the write path): the first flow allocates the entries.
     pub(crate) fn update(&self, rxhash: u32, queue_index: u16) -> Option<u32> {
         let pool = self.pool_or_alloc()?;
-        let rcu = RcuReadGuard::new();
+        let rcu = rcu::read_lock();
         if let Some(e) = self.find(rxhash, &rcu) {
             if e.queue_index.load(Ordering::Relaxed) != queue_index {
                 e.queue_index.store(queue_index, Ordering::Relaxed);

@@ -1,27 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The ioctls (tun.c's `__tun_chr_ioctl`) and the ABI structures they
-//! copy (`struct ifreq`, `struct tun_pi`: sizes from the bindings); device
-//! creation and attachment (`tun_set_iff`, `tun_net_initialize`),
-//! `TUNSETQUEUE` (`tun_set_queue`), permissions (`tun_permitted`).
+//! The ioctls (tun.c's `__tun_chr_ioctl`) and the sizes of the ABI
+//! structures they copy (`struct ifreq`, `struct tun_pi`: from the
+//! bindings); device creation and attachment are `iff.rs`.
 
-use crate::queue::{__tun_detach, tun_attach};
-use crate::sys::{self, errno, IoctlAbi, NetDeviceBuilder, Rtnl, SockFprog};
+use crate::iff::{tun_get_iff, tun_set_iff, tun_set_queue, IfReq};
+use crate::sys::{self, errno, IoctlAbi, Rtnl, SockFprog};
 use crate::txfilter::{FilterUpdate, ETH_ALEN};
 use crate::{
-    bindings, dropin, link_ops, DevKind, Tun, TunDev, TunDriver, TunFile, IFF_ATTACH_QUEUE,
-    IFF_DETACH_QUEUE, IFF_MULTI_QUEUE, IFF_NAPI, IFF_NAPI_FRAGS, IFF_NOFILTER, IFF_NO_CARRIER,
-    IFF_PERSIST, IFF_TAP, IFF_TUN, IFF_TUN_EXCL, INVALID_ID, MAX_MTU, MAX_TAP_QUEUES, MIN_MTU,
-    NETDEV_OPS, TUN_ATTR_GROUP, TUN_FEATURES, TUN_TYPE_MASK, TUN_USER_FEATURES, TUN_VNET_LE,
-    VNET_HDR_SZ_MIN,
+    bindings, DevKind, Tun, TunDev, TunFile, IFF_DETACH_QUEUE, IFF_NOFILTER, IFF_NO_CARRIER,
+    IFF_PERSIST, IFF_TAP, IFF_TUN, TUN_FEATURES, TUN_USER_FEATURES, TUN_VNET_LE, VNET_HDR_SZ_MIN,
 };
 use core::ffi::{c_int, c_uint};
 use core::sync::atomic::Ordering;
+use kernel::ioctl;
 use kernel::prelude::*;
-use kernel::str::CStr;
 use kernel::sync::ArcBorrow;
 use kernel::uaccess::UserSlice;
-use kernel::{c_str, ioctl};
 
 /// The tun ioctls, same numbers as `include/uapi/linux/if_tun.h`.
 const fn iow<T>(nr: u32) -> u32 {
@@ -71,211 +66,14 @@ macro_rules! netif_info_drv {
 }
 
 /// `sizeof(struct ifreq)`: the `ifreq_len` tun copies (64-bit).
-const IFREQ_LEN: usize = core::mem::size_of::<bindings::ifreq>();
-const IFNAMSIZ: usize = bindings::IFNAMSIZ as usize;
+pub(crate) const IFREQ_LEN: usize = core::mem::size_of::<bindings::ifreq>();
+pub(crate) const IFNAMSIZ: usize = bindings::IFNAMSIZ as usize;
 /// `sizeof(struct tun_pi)`.
 pub(crate) const TUN_PI_LEN: usize = core::mem::size_of::<bindings::tun_pi>();
 
 // What user space has relied on since 2.6: the `ifreq` is 40 bytes, its
 // flags a `short` after the name, `tun_pi` 4 bytes.
 const _: () = assert!(IFREQ_LEN == 40 && TUN_PI_LEN == 4);
-
-/// A `struct ifreq` as copied from and to user space.
-struct IfReq([u8; IFREQ_LEN]);
-
-impl IfReq {
-    /// `ifr_name`, cut at its NUL (the caller forced `ifr_name[IFNAMSIZ-1]`).
-    fn name(&self) -> &CStr {
-        let end = self.0[..IFNAMSIZ]
-            .iter()
-            .position(|&c| c == 0)
-            .unwrap_or(IFNAMSIZ - 1);
-        CStr::from_bytes_with_nul(&self.0[..=end]).unwrap_or(c_str!(""))
-    }
-
-    fn set_name(&mut self, name: &[u8; IFNAMSIZ]) {
-        self.0[..IFNAMSIZ].copy_from_slice(name);
-        self.0[IFNAMSIZ - 1] = 0;
-    }
-
-    /// `ifr_flags` (a `short`).
-    fn flags(&self) -> u32 {
-        u32::from(u16::from_ne_bytes([self.0[IFNAMSIZ], self.0[IFNAMSIZ + 1]]))
-    }
-
-    fn set_flags(&mut self, flags: u32) {
-        self.0[IFNAMSIZ..IFNAMSIZ + 2].copy_from_slice(&(flags as u16).to_ne_bytes());
-    }
-}
-
-/// `tun_flags()`: the flags `TUNGETIFF` and `tun_flags` in sysfs report.
-pub(crate) fn tun_flags(tun: &Tun) -> u32 {
-    tun.flags() & (TUN_FEATURES | IFF_PERSIST | TUN_TYPE_MASK)
-}
-
-/// `tun_permitted()`: may the caller attach to `tun`? If an owner or a
-/// group is set and the caller matches what is set (both, if both are),
-/// or with `CAP_NET_ADMIN` in the device's namespace.
-fn tun_permitted(tun: &Tun, tfile: &TunFile) -> bool {
-    let owner = tun.owner.load(Ordering::Relaxed);
-    let group = tun.group.load(Ordering::Relaxed);
-    if (owner != INVALID_ID || group != INVALID_ID)
-        && (owner == INVALID_ID || sys::current_euid_is(owner))
-        && (group == INVALID_ID || sys::in_egroup(group))
-    {
-        return true;
-    }
-    tfile.net.capable_net_admin()
-}
-
-/// `tun_set_iff()`: attaches the file to the named device, creating it if
-/// it does not exist.
-fn tun_set_iff<'g>(tfile: ArcBorrow<'_, TunFile>, ifr: &mut IfReq, rtnl: &mut Rtnl<'g>) -> Result {
-    let flags = ifr.flags();
-    if tfile.detached.get_rtnl(rtnl).is_some() {
-        return Err(EINVAL);
-    }
-    if flags & IFF_NAPI_FRAGS != 0 {
-        if !sys::capable_net_admin() {
-            return Err(EPERM);
-        }
-        if flags & IFF_NAPI == 0 || flags & TUN_TYPE_MASK != IFF_TAP {
-            return Err(EINVAL);
-        }
-    }
-    let skip_filter = flags & IFF_NOFILTER != 0;
-    let dev = match TunDev::get_by_name(&tfile.net, ifr.name(), link_ops(), rtnl) {
-        Some(found) => {
-            // First, as tun.c: even a device of another driver is busy.
-            if flags & IFF_TUN_EXCL != 0 {
-                return Err(EBUSY);
-            }
-            let dev = found?;
-            let tun = dev.priv_();
-            let kind_ok = match tun.kind() {
-                DevKind::Tun => flags & IFF_TUN != 0,
-                DevKind::Tap => flags & IFF_TAP != 0,
-            };
-            if !kind_ok {
-                return Err(EINVAL);
-            }
-            if (flags & IFF_MULTI_QUEUE != 0) != (tun.flags() & IFF_MULTI_QUEUE != 0) {
-                return Err(EINVAL);
-            }
-            if !tun_permitted(tun, &tfile) {
-                return Err(EPERM);
-            }
-            tun.security.get(rtnl).open()?;
-            tun_attach(dev, tfile, skip_filter, flags, true, rtnl)?;
-            if tun.flags() & IFF_MULTI_QUEUE != 0 && tun.numqueues() + tun.numdisabled() > 1 {
-                // More queues were there: the device is set up already.
-                dev.state_change(rtnl);
-                ifr.set_name(&dev.name());
-                return Ok(());
-            }
-            let keep = tun.flags() & !TUN_FEATURES;
-            tun.flags
-                .store(keep | (flags & TUN_FEATURES), Ordering::Relaxed);
-            dev.state_change(rtnl);
-            dev
-        }
-        None => {
-            if !tfile.net.capable_net_admin() {
-                return Err(EPERM);
-            }
-            // Before the type is known, as tun.c.
-            sys::security_tun_dev_create()?;
-            let (kind, default_name) = match (flags & IFF_TUN != 0, flags & IFF_TAP != 0, dropin())
-            {
-                (true, _, false) => (DevKind::Tun, c_str!("rtun%d")),
-                (true, _, true) => (DevKind::Tun, c_str!("tun%d")),
-                (false, true, false) => (DevKind::Tap, c_str!("rtap%d")),
-                (false, true, true) => (DevKind::Tap, c_str!("tap%d")),
-                (false, false, _) => return Err(EINVAL),
-            };
-            let queues = if flags & IFF_MULTI_QUEUE != 0 {
-                MAX_TAP_QUEUES as u32
-            } else {
-                1
-            };
-            let name = if ifr.name().is_empty() {
-                default_name
-            } else {
-                ifr.name()
-            };
-            let type_flag = if kind == DevKind::Tun {
-                IFF_TUN
-            } else {
-                IFF_TAP
-            };
-            let unguarded = sys::param_unguarded();
-            let tun = Tun::new(
-                type_flag | (flags & TUN_FEATURES),
-                unguarded,
-                tfile.sock.sndbuf(),
-                (tfile.into(), flags),
-            );
-            let mut b =
-                NetDeviceBuilder::alloc::<TunDriver>(link_ops(), name, queues, &tfile.net, tun)?;
-            b.set_ifindex(tfile.ifindex.load(Ordering::Relaxed));
-            b.set_sysfs_group(&TUN_ATTR_GROUP);
-            tun_net_initialize(&mut b, kind, unguarded);
-            // `ndo_init` (`tun_net_init()`) allocates the LSM blob and
-            // attaches the file as the first queue (any failure from there
-            // on frees the blob with the `Tun`); the debugfs directory
-            // comes with `NETDEV_REGISTER`.
-            let dev = b.register(rtnl)?;
-            // `free_netdev()` of a device whose registration failed does
-            // not wait for references: as tun.c, the file learns of the
-            // device only once it is registered.
-            tfile.tun.set(Some(dev), rtnl);
-            dev
-        }
-    };
-
-    if flags & IFF_NO_CARRIER != 0 {
-        dev.carrier_off();
-    } else {
-        dev.carrier_on();
-    }
-    // Make sure persistent devices do not get stuck in xoff state.
-    if dev.is_running() {
-        dev.tx_wake_all_queues();
-    }
-    ifr.set_name(&dev.name());
-    Ok(())
-}
-
-/// `tun_get_iff()`.
-fn tun_get_iff(dev: &TunDev, ifr: &mut IfReq) {
-    ifr.set_name(&dev.name());
-    ifr.set_flags(tun_flags(dev.priv_()));
-}
-
-/// `tun_set_queue()`: `TUNSETQUEUE` with `IFF_ATTACH_QUEUE` or
-/// `IFF_DETACH_QUEUE`.
-fn tun_set_queue(tfile: ArcBorrow<'_, TunFile>, flags: u32) -> Result {
-    Rtnl::with(|rtnl| {
-        let dev = if flags & IFF_ATTACH_QUEUE != 0 {
-            let dev = tfile.detached.get_rtnl(rtnl).ok_or(EINVAL)?;
-            dev.priv_().security.get(rtnl).attach_queue()?;
-            tun_attach(dev, tfile, false, dev.priv_().flags(), true, rtnl)?;
-            dev
-        } else if flags & IFF_DETACH_QUEUE != 0 {
-            let dev = tfile.tun.get_rtnl(rtnl).ok_or(EINVAL)?;
-            if dev.priv_().flags() & IFF_MULTI_QUEUE == 0 || tfile.detached.get_rtnl(rtnl).is_some()
-            {
-                return Err(EINVAL);
-            }
-            __tun_detach(&tfile, false, rtnl);
-            dev
-        } else {
-            return Err(EINVAL);
-        };
-        dev.state_change(rtnl);
-        Ok(())
-    })
-}
 
 /// `tun_get_addr_len()`: `dev->addr_len` for a link type (`TUNSETLINK`).
 fn tun_get_addr_len(type_: u16) -> u8 {
@@ -669,33 +467,4 @@ fn set_offload(dev: &TunDev, arg: usize, rtnl: &mut Rtnl<'_>) -> Result {
     dev.priv_().set_features.store(features, Ordering::Relaxed);
     dev.update_wanted_features(TUN_USER_FEATURES, features, rtnl);
     Ok(())
-}
-
-/// `tun_net_initialize()` and `tun_net_init()`'s features: the
-/// type-specific set-up of a new device.
-fn tun_net_initialize(b: &mut NetDeviceBuilder<Tun>, kind: DevKind, unguarded: bool) {
-    use bindings as bd;
-    let hw = bd::RTUN_NETIF_F_SG
-        | bd::RTUN_NETIF_F_FRAGLIST
-        | TUN_USER_FEATURES
-        | bd::RTUN_NETIF_F_HW_VLAN_CTAG_TX
-        | bd::RTUN_NETIF_F_HW_VLAN_STAG_TX;
-    b.set_features(
-        hw,
-        hw,
-        hw & !(bd::RTUN_NETIF_F_HW_VLAN_CTAG_TX | bd::RTUN_NETIF_F_HW_VLAN_STAG_TX),
-    );
-    let mode = usize::from(unguarded);
-    match kind {
-        DevKind::Tun => {
-            b.set_ops(&NETDEV_OPS[mode]);
-            b.ip_tunnel_header_ops();
-            b.point_to_point();
-        }
-        DevKind::Tap => {
-            b.set_ops(&NETDEV_OPS[2 + mode]);
-            b.ether();
-        }
-    }
-    b.set_mtu_range(MIN_MTU, MAX_MTU);
 }

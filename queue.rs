@@ -8,8 +8,8 @@
 
 use crate::sys::{self, poll, DevEvent, LinkOps, NetdevEvents, RingSlots, Rtnl, UnpublishedBatch};
 use crate::{
-    inc, link_ops, Tun, TunDev, TunFile, DEBUGFS_ROOT, DEV_FLOWS_FOPS, DEV_STATS_FOPS,
-    IFF_MULTI_QUEUE, IFF_NAPI, IFF_NAPI_FRAGS, IFF_PERSIST, MAX_TAP_QUEUES,
+    link_ops, Tun, TunDev, TunFile, DEBUGFS_ROOT, DEV_FLOWS_FOPS, DEV_STATS_FOPS, IFF_MULTI_QUEUE,
+    IFF_NAPI, IFF_NAPI_FRAGS, IFF_PERSIST, MAX_TAP_QUEUES,
 };
 use core::sync::atomic::Ordering;
 use kernel::c_str;
@@ -38,7 +38,7 @@ fn tun_ring_resize(tun: &Tun, tfile: &TunFile, len: u32) -> Result {
 /// not fit is dropped and counted in `tx_dropped`.
 fn tun_ring_swap(tun: &Tun, tfile: &TunFile, slots: RingSlots) {
     let lost = tfile.ring.resize(slots);
-    inc(&tun.stats.tx_purged, lost);
+    tun.stats.tx_purged_add(lost);
 }
 
 /// `tun_queue_purge()`'s other half: packets written to an `IFF_NAPI`
@@ -202,7 +202,7 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
         // Packets the reader will never see are drops, as far as the
         // counters go: sent = read + dropped.
         let purged = tfile.ring.purge();
-        inc(&tun.stats.tx_purged, purged);
+        tun.stats.tx_purged_add(purged);
         tun_napi_purge(tfile);
         dev.set_real_num_queues(last as u32, rtnl);
     } else if let (true, Some(dev)) = (clean, detached) {
@@ -223,7 +223,7 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
         // A detached file's ring (tun.c: ptr_ring_cleanup).
         let purged = tfile.ring.purge();
         if let Some(dev) = dev.or(detached) {
-            inc(&dev.priv_().stats.tx_purged, purged);
+            dev.priv_().stats.tx_purged_add(purged);
         }
     }
 }
@@ -285,13 +285,13 @@ pub(crate) fn tun_net_uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
     }
     // One `synchronize_net()` for every queue, as tun.c. (The NAPI queues
     // were purged by `napi_del()` in `shut`: nothing can be queued after.)
-    batch.finish(|tfile| inc(&tun.stats.tx_purged, tfile.ring.purge()));
+    batch.finish(|tfile| tun.stats.tx_purged_add(tfile.ring.purge()));
     // Disabled files were out of the transmitters' reach already; the list
     // comes apart one link at a time (no recursive drop of the chain).
     let mut cur = tun.disabled.get_mut(rtnl).take();
     while let Some(tfile) = cur {
         cur = tfile.next_disabled.get_mut(rtnl).take();
-        inc(&tun.stats.tx_purged, tfile.ring.purge());
+        tun.stats.tx_purged_add(tfile.ring.purge());
     }
     // `tun_flow_flush()`: no queue is left to steer to.
     tun.flows.flush();

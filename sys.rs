@@ -15,17 +15,7 @@
 
 use crate::bindings;
 use core::cell::UnsafeCell;
-use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
-use core::marker::PhantomData;
-use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicPtr, Ordering};
-use kernel::error::{code::*, from_result, to_result};
-use kernel::init::PinInit;
-use kernel::prelude::*;
-use kernel::str::CStr;
-use kernel::sync::lock::{Backend, Lock};
-use kernel::sync::{Arc, ArcBorrow, LockClassKey};
-use kernel::types::Opaque;
+use core::ptr;
 
 /// Errno values that `kernel::error::code` does not name.
 #[allow(non_snake_case)]
@@ -46,6 +36,13 @@ pub(crate) mod errno {
     /// `EOPNOTSUPP`.
     pub(crate) fn EOPNOTSUPP() -> Error {
         Error::from_errno(-(bindings::EOPNOTSUPP as i32))
+    }
+
+    /// `EADDRNOTAVAIL`: not a usable hardware address.
+    // Used by rust_dummy (dummy.rs), not by rust_tun.
+    #[allow(dead_code)]
+    pub(crate) fn EADDRNOTAVAIL() -> Error {
+        Error::from_errno(-(bindings::EADDRNOTAVAIL as i32))
     }
 }
 
@@ -130,6 +127,7 @@ mod napi;
 mod netdev;
 mod param;
 mod pcpu;
+pub(crate) mod rcu;
 mod ring;
 mod rps;
 mod security;
@@ -139,21 +137,54 @@ mod static_key;
 mod sync;
 mod sysfs;
 
-pub(crate) use bench::*;
-pub(crate) use chrdev::*;
-pub(crate) use cred::*;
-pub(crate) use debugfs::*;
+// What the drivers use, by module (no glob re-exports: each item's home
+// is one `use` away).
+pub(crate) use bench::{hide, rdtsc};
+#[cfg(CONFIG_COMPAT)]
+pub(crate) use chrdev::COMPAT_IFREQ_LEN;
+pub(crate) use chrdev::{
+    impl_file_socket, Fasync, FileOperations, FileOps, FileSocket, IoctlAbi, MiscDevice,
+    MiscRegistration, SeqFile,
+};
+pub(crate) use cred::{
+    capable_net_admin, current_euid_is, from_kgid_munged, from_kuid_munged, in_egroup, make_kgid,
+    make_kuid,
+};
+pub(crate) use debugfs::{
+    DebugfsFops, DebugfsRoot, DebugfsRootRegistration, DevDebugfs, DevTextFile, TextBuf, TextFile,
+};
 /// `NET_SKB_PAD`.
 pub(crate) use inline::{check_skb_layout, NET_SKB_PAD};
-pub(crate) use napi::*;
-pub(crate) use netdev::*;
-pub(crate) use param::*;
-pub(crate) use pcpu::*;
-pub(crate) use ring::*;
-pub(crate) use rps::*;
-pub(crate) use security::*;
-pub(crate) use skb::*;
-pub(crate) use sock::*;
-pub(crate) use static_key::*;
-pub(crate) use sync::*;
-pub(crate) use sysfs::*;
+pub(crate) use napi::{NapiFrags, NapiFragsLocked};
+pub(crate) use netdev::{
+    module_get, module_put, nla_total_size, Channels, DevEvent, DevOps, DevSetup, DrvInfo,
+    EthtoolOps, EthtoolTable, LinkAttrs, LinkKsettings, LinkOps, LinkOpsRegistration, NameAssign,
+    NetDevOps, NetDevice, NetDeviceBuilder, NetDriver, NetNs, NetdevEvents, NlMsg, Notifier,
+    NotifierRegistration, RcuDev, Stats64, TxResult, IFF_UP, SOCKADDR_LEN,
+};
+// Used by rust_dummy (dummy.rs), not by rust_tun.
+#[allow(unused_imports)]
+pub(crate) use netdev::{is_valid_ether_addr, ETH_ALEN};
+pub(crate) use param::{param_dropin, param_flow_ageing, param_unguarded};
+// Used by rust_dummy (dummy.rs), not by rust_tun.
+#[allow(unused_imports)]
+pub(crate) use param::param_numdummies;
+pub(crate) use pcpu::PerCpuCounters;
+pub(crate) use ring::{RingSlots, SkbRing};
+pub(crate) use rps::{
+    rps_record_sock_flow, rps_sock_flow_entry, GlobalFlowTable, PrivateFlowTable, SockFlowTable,
+};
+pub(crate) use security::{security_tun_dev_create, TunSecurity};
+pub(crate) use skb::{
+    IovIterDest, IovIterSource, SkBuff, VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
+};
+pub(crate) use sock::{FasyncBand, Proto, Sock, SockFprog, SOCK_FPROG_LEN};
+pub(crate) use static_key::{
+    for_each_jump_site, rfs_needed_count, static_branch_unlikely, SiteInsn, JUMP_LABELS,
+};
+pub(crate) use sync::{
+    cond_resched, impl_has_timer, jiffies, new_spinlock_bh, poll, rcu_cookie, round_jiffies_up,
+    signal_pending, BhDisabled, BhOff, HasTimer, OncePin, PollTable, RcuArc, Rtnl, RtnlLocked,
+    SpinLockBh, Timer, Unpublished, UnpublishedBatch, WaitQueue, HZ,
+};
+pub(crate) use sysfs::{AttrGroup, AttrList, DevAttrShow, DevAttribute, SysfsBuf};

@@ -24,7 +24,6 @@
 // `try_pin_init!` of `Tun`'s many fields expands past the default limit.
 #![recursion_limit = "256"]
 
-use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, AtomicU32, AtomicU64, Ordering};
 use kernel::c_str;
 use kernel::prelude::*;
@@ -38,7 +37,9 @@ mod compile_fail;
 mod debugfs;
 mod flow_logic;
 mod flow_table;
+mod iff;
 mod ioctl;
+mod link;
 mod queue;
 mod rps;
 mod sys;
@@ -46,11 +47,11 @@ mod txfilter;
 mod xmit;
 
 use flow_table::FlowTable;
+use link::{link_ops, tun_default_link_ksettings};
 use sys::{
-    nla_total_size, AttrGroup, AttrList, Channels, DebugfsFops, DebugfsRoot, DevAttrShow,
-    DevAttribute, DevDebugfs, DevOps, DrvInfo, FileOperations, LinkKsettings, LinkOps, MiscDevice,
-    NetDevice, NetDriver, NetNs, NlMsg, Notifier, PerCpuCounters, Proto, RcuArc, RcuDev, Rtnl,
-    RtnlLocked, SkbRing, Sock, SockFprog, SysfsBuf, TunSecurity, WaitQueue,
+    DebugfsFops, DebugfsRoot, DevDebugfs, DevOps, FileOperations, LinkKsettings, MiscDevice,
+    NetDevice, NetNs, Notifier, PerCpuCounters, Proto, RcuArc, RcuDev, RtnlLocked, SkbRing, Sock,
+    SockFprog, Stats64, TunSecurity, WaitQueue,
 };
 use txfilter::TxFilter;
 
@@ -143,11 +144,11 @@ pub(crate) struct TunStats {
 }
 
 /// Index of [`TunStats`]'s per-CPU count of RPS hashes.
-pub(crate) const RPS_HASHES: usize = 0;
+const RPS_HASHES: usize = 0;
 /// Index of [`TunStats`]'s per-CPU count of RFS record steps.
-pub(crate) const RFS_RECORDS: usize = 1;
+const RFS_RECORDS: usize = 1;
 /// Index of [`TunStats`]'s per-CPU count of writes the driver dropped.
-pub(crate) const WRITE_DROPS: usize = 2;
+const WRITE_DROPS: usize = 2;
 
 impl TunStats {
     fn new() -> Result<Self> {
@@ -157,14 +158,49 @@ impl TunStats {
             pcpu: PerCpuCounters::new()?,
         })
     }
-}
 
-fn inc(c: &AtomicU64, by: u64) {
-    c.fetch_add(by, Ordering::Relaxed);
-}
+    /// A write with a bad virtio-net header (`rx_frame_errors`).
+    pub(crate) fn rx_frame_errors_inc(&self) {
+        self.rx_frame_errors.fetch_add(1, Ordering::Relaxed);
+    }
 
-fn get(c: &AtomicU64) -> u64 {
-    c.load(Ordering::Relaxed)
+    /// `n` packets dropped with a queue's ring (`tx_dropped`).
+    pub(crate) fn tx_purged_add(&self, n: u64) {
+        self.tx_purged.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// An RPS flow hash computed on transmit, on this CPU.
+    pub(crate) fn rps_hashes_inc(&self) {
+        self.pcpu.inc::<RPS_HASHES>();
+    }
+
+    /// An RFS record step, on this CPU.
+    pub(crate) fn rfs_records_inc(&self) {
+        self.pcpu.inc::<RFS_RECORDS>();
+    }
+
+    /// A write the driver dropped, on this CPU.
+    pub(crate) fn write_drops_inc(&self) {
+        self.pcpu.inc::<WRITE_DROPS>();
+    }
+
+    /// What `ndo_get_stats64` adds to the per-CPU counters.
+    pub(crate) fn stats64(&self) -> Stats64 {
+        Stats64 {
+            tx_dropped: self.tx_purged.load(Ordering::Relaxed),
+            rx_frame_errors: self.rx_frame_errors.load(Ordering::Relaxed),
+            ..Stats64::default()
+        }
+    }
+
+    /// The per-CPU counts, summed: RPS hashes, RFS records, write drops.
+    pub(crate) fn pcpu_sums(&self) -> (u64, u64, u64) {
+        (
+            self.pcpu.sum::<RPS_HASHES>(),
+            self.pcpu.sum::<RFS_RECORDS>(),
+            self.pcpu.sum::<WRITE_DROPS>(),
+        )
+    }
 }
 
 /// What kind of device (`IFF_TUN` or `IFF_TAP`).
@@ -333,213 +369,29 @@ sys::impl_file_socket!(TunFile, sock);
 // What the kernel sees: the driver's tables, built at compile time from the
 // traits the driver implements (`sys/` turns each into its C table).
 
-/// The driver, as the net device core sees it: set-up, ethtool, the
-/// `ip -d link` attributes.
-pub(crate) struct TunDriver;
-
-impl NetDriver for TunDriver {
-    type Priv = Tun;
-    const TX_QUEUE_LEN: u32 = TUN_READQ_SIZE;
-
-    /// `tun_get_drvinfo()`: in drop-in mode tun's own identity, `tun` 1.6;
-    /// `bus_info` tells TUN from TAP, as tun.c.
-    fn drvinfo(dev: &TunDev) -> DrvInfo {
-        let (driver, version): (&'static [u8], &'static [u8]) = if dropin() {
-            (b"tun", b"1.6")
-        } else {
-            (b"rust_tun", b"0.2")
-        };
-        DrvInfo {
-            driver,
-            version,
-            bus_info: match dev.priv_().kind() {
-                DevKind::Tun => b"tun",
-                DevKind::Tap => b"tap",
-            },
-        }
-    }
-
-    fn msglevel(dev: &TunDev) -> u32 {
-        dev.priv_().msg_enable.load(Ordering::Relaxed)
-    }
-
-    fn set_msglevel(dev: &TunDev, level: u32) {
-        dev.priv_().msg_enable.store(level, Ordering::Relaxed)
-    }
-
-    /// `tun_get_link_ksettings()`.
-    fn link_ksettings<'a>(dev: &'a TunDev, rtnl: &'a Rtnl<'_>) -> &'a LinkKsettings {
-        dev.priv_().link_ksettings.get(rtnl)
-    }
-
-    /// `tun_set_link_ksettings()`: stored as given, as tun.c.
-    fn set_link_ksettings(dev: &TunDev, ks: &LinkKsettings, rtnl: &mut Rtnl<'_>) {
-        *dev.priv_().link_ksettings.get_mut(rtnl) = ks.clone();
-    }
-
-    /// `tun_get_channels()`: a combined channel per attached queue.
-    fn channels(dev: &TunDev) -> Channels {
-        let tun = dev.priv_();
-        Channels {
-            combined_count: tun.numqueues(),
-            max_combined: if tun.flags() & IFF_MULTI_QUEUE != 0 {
-                MAX_TAP_QUEUES as u32
-            } else {
-                1
-            },
-        }
-    }
-
-    /// `tun_get_coalesce()`.
-    fn rx_max_coalesced_frames(dev: &TunDev) -> u32 {
-        dev.priv_().rx_batched.load(Ordering::Relaxed)
-    }
-
-    /// `tun_set_coalesce()`: at most `NAPI_POLL_WEIGHT`.
-    fn set_rx_max_coalesced_frames(dev: &TunDev, frames: u32) {
-        dev.priv_()
-            .rx_batched
-            .store(frames.min(bindings::NAPI_POLL_WEIGHT), Ordering::Relaxed)
-    }
-
-    /// `tun_get_size()`: owner, group, type, pi, vnet_hdr, persist,
-    /// multi_queue, numqueues, numdisabled.
-    fn get_size(_dev: &TunDev) -> usize {
-        2 * nla_total_size(4) + 5 * nla_total_size(1) + 2 * nla_total_size(4)
-    }
-
-    /// `tun_fill_info()`.
-    fn fill_info(dev: &TunDev, msg: &mut NlMsg) -> Result {
-        let tun = dev.priv_();
-        let flags = tun.flags();
-        msg.put_u8(bindings::IFLA_TUN_TYPE, (flags & TUN_TYPE_MASK) as u8)?;
-        let owner = tun.owner.load(Ordering::Relaxed);
-        if owner != INVALID_ID {
-            msg.put_u32(bindings::IFLA_TUN_OWNER, sys::from_kuid_munged(owner))?;
-        }
-        let group = tun.group.load(Ordering::Relaxed);
-        if group != INVALID_ID {
-            msg.put_u32(bindings::IFLA_TUN_GROUP, sys::from_kgid_munged(group))?;
-        }
-        msg.put_u8(bindings::IFLA_TUN_PI, u8::from(flags & IFF_NO_PI == 0))?;
-        msg.put_u8(
-            bindings::IFLA_TUN_VNET_HDR,
-            u8::from(flags & IFF_VNET_HDR != 0),
-        )?;
-        msg.put_u8(
-            bindings::IFLA_TUN_PERSIST,
-            u8::from(flags & IFF_PERSIST != 0),
-        )?;
-        msg.put_u8(
-            bindings::IFLA_TUN_MULTI_QUEUE,
-            u8::from(flags & IFF_MULTI_QUEUE != 0),
-        )?;
-        if flags & IFF_MULTI_QUEUE != 0 {
-            msg.put_u32(bindings::IFLA_TUN_NUM_QUEUES, tun.numqueues())?;
-            msg.put_u32(bindings::IFLA_TUN_NUM_DISABLED_QUEUES, tun.numdisabled())?;
-        }
-        Ok(())
-    }
-}
-
-/// `tun_default_link_ksettings()`: 10 Gb/s, full duplex, twisted pair,
-/// no autonegotiation, no link modes.
-const fn tun_default_link_ksettings() -> LinkKsettings {
-    LinkKsettings::new(
-        bindings::SPEED_10000,
-        bindings::DUPLEX_FULL as u8,
-        bindings::PORT_TP as u8,
-        bindings::AUTONEG_DISABLE as u8,
-    )
-}
-
 /// Drop-in mode (the `dropin` module parameter, fixed at load): rust_tun
 /// stands in for tun.ko.
 pub(crate) fn dropin() -> bool {
     sys::param_dropin()
 }
 
-/// The rtnl link ops: `ip -d link` shows the kind and tun's attributes,
-/// `ip link del` works, module unload deletes what is left; they also mark
-/// a device as ours. Kind `rust_tun` beside tun.ko, `tun` in drop-in mode
-/// (what `ip tuntap show` lists).
-static TUN_LINK_OPS: LinkOps<Tun> = LinkOps::new::<TunDriver>(c_str!("rust_tun"));
-static DROPIN_LINK_OPS: LinkOps<Tun> = LinkOps::new::<TunDriver>(c_str!("tun"));
-
-/// This mode's link ops.
-pub(crate) fn link_ops() -> &'static LinkOps<Tun> {
-    if dropin() {
-        &DROPIN_LINK_OPS
-    } else {
-        &TUN_LINK_OPS
-    }
-}
-
 /// The sockets of open files (tun.c's `tun_proto`).
 static TUN_PROTO: Proto = Proto::new(b"rust_tun");
-
-/// `/sys/class/net/<dev>/tun_flags` (tun.c's `tun_attr_group`, read by
-/// `ip tuntap show` with `owner` and `group`).
-struct TunFlagsAttr;
-
-impl DevAttrShow for TunFlagsAttr {
-    type Priv = Tun;
-
-    /// `tun_flags_show()`.
-    fn show(dev: &TunDev, out: &mut SysfsBuf<'_>) -> core::fmt::Result {
-        writeln!(out, "0x{:x}", ioctl::tun_flags(dev.priv_()))
-    }
-}
-
-/// `/sys/class/net/<dev>/owner`.
-struct OwnerAttr;
-
-impl DevAttrShow for OwnerAttr {
-    type Priv = Tun;
-
-    /// `owner_show()`: the owner in the reader's user namespace, or -1.
-    fn show(dev: &TunDev, out: &mut SysfsBuf<'_>) -> core::fmt::Result {
-        match dev.priv_().owner.load(Ordering::Relaxed) {
-            INVALID_ID => writeln!(out, "-1"),
-            kuid => writeln!(out, "{}", sys::from_kuid_munged(kuid)),
-        }
-    }
-}
-
-/// `/sys/class/net/<dev>/group`.
-struct GroupAttr;
-
-impl DevAttrShow for GroupAttr {
-    type Priv = Tun;
-
-    /// `group_show()`.
-    fn show(dev: &TunDev, out: &mut SysfsBuf<'_>) -> core::fmt::Result {
-        match dev.priv_().group.load(Ordering::Relaxed) {
-            INVALID_ID => writeln!(out, "-1"),
-            kgid => writeln!(out, "{}", sys::from_kgid_munged(kgid)),
-        }
-    }
-}
-
-static TUN_FLAGS_ATTR: DevAttribute<Tun> = DevAttribute::new::<TunFlagsAttr>(c_str!("tun_flags"));
-static OWNER_ATTR: DevAttribute<Tun> = DevAttribute::new::<OwnerAttr>(c_str!("owner"));
-static GROUP_ATTR: DevAttribute<Tun> = DevAttribute::new::<GroupAttr>(c_str!("group"));
-static TUN_DEV_ATTRS: AttrList<Tun, 4> = AttrList::new([
-    Some(&TUN_FLAGS_ATTR),
-    Some(&OWNER_ATTR),
-    Some(&GROUP_ATTR),
-    None,
-]);
-static TUN_ATTR_GROUP: AttrGroup<Tun> = AttrGroup::new(&TUN_DEV_ATTRS);
 
 /// The device ops: TUN guarded, TUN unguarded, TAP guarded, TAP unguarded.
 /// The mode is fixed per device by its ops, so the transmit path pays
 /// nothing to know it (`xmit::TunNetDev<UNGUARDED>`).
 static NETDEV_OPS: [DevOps<Tun>; 4] = [
-    DevOps::new::<xmit::TunNetDev<false>>(false),
-    DevOps::new::<xmit::TunNetDev<true>>(false),
-    DevOps::new::<xmit::TunNetDev<false>>(true),
-    DevOps::new::<xmit::TunNetDev<true>>(true),
+    DevOps::new::<xmit::TunNetDev<false>>(),
+    DevOps::new::<xmit::TunNetDev<true>>(),
+    // `tap_netdev_ops`: an Ethernet device's address ops, and frames
+    // handed on as they are.
+    DevOps::new::<xmit::TunNetDev<false>>()
+        .eth_addr()
+        .passthru_features_check(),
+    DevOps::new::<xmit::TunNetDev<true>>()
+        .eth_addr()
+        .passthru_features_check(),
 ];
 
 /// The netdevice notifier (`tun_notifier_block`).
@@ -557,7 +409,7 @@ static TUN_MISCDEV: MiscDevice = MiscDevice::new(
     &TUN_FOPS,
 );
 static DROPIN_MISCDEV: MiscDevice = MiscDevice::new(
-    Some(sys::TUN_MINOR),
+    Some(bindings::RTUN_TUN_MINOR as u8),
     c_str!("tun"),
     c_str!("net/tun"),
     0o666,

@@ -60,6 +60,7 @@ void rtun_netif_tx_start_all_queues(struct net_device *dev);
 void rtun_netif_tx_stop_all_queues(struct net_device *dev);
 void rtun_netif_tx_wake_all_queues(struct net_device *dev);
 void rtun_eth_hw_addr_random(struct net_device *dev);
+bool rtun_is_valid_ether_addr(const u8 *addr);
 void rtun_netdev_priv_flags_clear(struct net_device *dev, u32 flags);
 void rtun_netdev_priv_flags_set(struct net_device *dev, u32 flags);
 void rtun_netdev_set_lltx(struct net_device *dev);
@@ -102,6 +103,8 @@ void rtun_skb_queue_purge(struct sk_buff_head *list);
 /* netlink attributes (include/net/netlink.h) */
 int rtun_nla_put_u8(struct sk_buff *skb, int attrtype, u8 value);
 int rtun_nla_put_u32(struct sk_buff *skb, int attrtype, u32 value);
+int rtun_nla_len(const struct nlattr *nla);
+void *rtun_nla_data(const struct nlattr *nla);
 
 /* sockets (include/net/sock.h, linux/net.h) */
 struct napi_struct *rtun_sock_napi(struct rtun_sock *rs);
@@ -195,9 +198,10 @@ size_t rtun_rps_sock_flow_table_size(u32 entries);
 /* files, notifiers (include/linux/fs.h, notifier.h) */
 void *rtun_file_inode_private(const struct file *file);
 
-/* the module's parameters */
+/* the modules' parameters: rust_tun's (tun_params.c), rust_dummy's (dummy_params.c) */
 bool rtun_param_unguarded(void);
 bool rtun_param_dropin(void);
 unsigned long rtun_param_flow_ageing(void);
+int rtun_param_numdummies(void);
 
 #endif /* RUST_TUN_HELPERS_H */

@@ -8,10 +8,10 @@
 use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
 use crate::sys::{
-    poll, BhOff, FasyncBand, NetDevOps, RcuReadGuard, Rtnl, SkBuff, Stats64, TunSecurity, TxResult,
+    poll, rcu, BhOff, FasyncBand, NetDevOps, Rtnl, SkBuff, Stats64, TunSecurity, TxResult,
 };
 use crate::txfilter::ETH_ALEN;
-use crate::{get, ioctl, queue, rps, Tun, TunDev, RPS_HASHES};
+use crate::{ioctl, queue, rps, Tun, TunDev};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
@@ -21,6 +21,7 @@ use kernel::prelude::*;
 /// per mode and pays nothing to know it.
 pub(crate) struct TunNetDev<const UNGUARDED: bool>;
 
+#[vtable]
 impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     type Priv = Tun;
 
@@ -39,8 +40,9 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     }
 
     /// `tun_net_open()`.
-    fn open(dev: &TunDev) {
+    fn open(dev: &TunDev) -> Result {
         dev.tx_start_all_queues();
+        Ok(())
     }
 
     /// `tun_net_close()`.
@@ -59,12 +61,7 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     /// `tun_net_get_stats64()`: what the per-CPU counters do not hold
     /// (`sys` adds these to `dev_get_tstats64()`'s).
     fn get_stats64(dev: &TunDev) -> Stats64 {
-        let s = &dev.priv_().stats;
-        Stats64 {
-            tx_dropped: get(&s.tx_purged),
-            rx_frame_errors: get(&s.rx_frame_errors),
-            ..Stats64::default()
-        }
+        dev.priv_().stats.stats64()
     }
 
     /// `tun_net_change_carrier()`.
@@ -85,7 +82,7 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
 /// (saving the hash for RFS), else `reciprocal_scale(hash, numqueues)`.
 fn tun_select_queue(dev: &TunDev, skb: &SkBuff) -> u16 {
     let tun = dev.priv_();
-    let rcu = RcuReadGuard::new();
+    let rcu = rcu::read_lock();
     let numqueues = tun.numqueues();
     let txq = skb.hash_symmetric();
     match tun.flows.find(txq, &rcu) {
@@ -104,7 +101,7 @@ fn tun_select_queue(dev: &TunDev, skb: &SkBuff) -> u16 {
 /// Deliberate difference: the static key is tested before `numqueues`, so
 /// with RPS off the whole step is one NOP (tun.c loads `numqueues` first).
 #[inline(always)]
-fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &RcuReadGuard) {
+fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &rcu::Guard) {
     let wanted = if UNGUARDED {
         tun.numqueues() == 1
     } else {
@@ -112,7 +109,7 @@ fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &RcuRead
     };
     if wanted {
         let rxhash = skb.hash_symmetric();
-        tun.stats.pcpu.inc::<RPS_HASHES>();
+        tun.stats.rps_hashes_inc();
         if let Some(e) = tun.flows.find(rxhash, rcu) {
             FlowTable::save_rps_rxhash(e, rxhash);
         }
@@ -128,7 +125,7 @@ fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &RcuRead
 fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff) -> TxResult {
     let tun = dev.priv_();
     let txq = skb.queue_mapping();
-    let rcu = RcuReadGuard::new();
+    let rcu = rcu::read_lock();
     let Some(tfile) = tun
         .tfiles
         .get(usize::from(txq))

@@ -6,38 +6,85 @@
 //! ([`MiscDevice`], [`MiscRegistration`]); the shape of newer kernels'
 //! `rust/kernel/miscdevice.rs`.
 
-use super::*;
+use super::skb::{IovIterDest, IovIterSource};
+use super::sock::Sock;
+use super::sync::PollTable;
+use super::{this_module, zeroed, KernelStatic};
+use crate::bindings;
+use core::ffi::{c_int, c_long, c_uint, c_ulong};
+use core::marker::PhantomData;
+use kernel::build_error;
+use kernel::error::{from_result, to_result, VTABLE_DEFAULT_ERROR};
+use kernel::prelude::*;
+use kernel::sync::{Arc, ArcBorrow};
 
-/// What a driver does with its open files. Each open file holds an
-/// `Arc<Self::Data>` in `file->private_data` from `open` to `release`.
+/// What a driver does with its open files (7.3's `MiscDevice`, with
+/// per-open data): each open file holds the `Arc<Self::Data>` that `open`
+/// returned in `file->private_data` until `release`. An optional op the
+/// driver does not implement stays `NULL` in the `file_operations`
+/// (`#[vtable]`'s `HAS_*`), so the VFS's default applies (`EINVAL` for a
+/// read or write, `ENOTTY` for an ioctl, always ready for `poll`).
+#[vtable]
 pub(crate) trait FileOps: 'static {
     /// The state of one open file; its socket, if it has one, is the
     /// file's from `open` to `release` (`sock->file`, see [`FileSocket`]).
     type Data: Send + Sync + FileSocket;
-    /// `open`.
+
+    /// `open`: the new file's data.
     fn open() -> Result<Arc<Self::Data>>;
-    /// `release`: the last use of the file.
-    fn release(data: Arc<Self::Data>);
+
+    /// `release`: the last use of the file; by default the data's
+    /// reference is dropped.
+    fn release(data: Arc<Self::Data>) {
+        drop(data);
+    }
+
     /// `read_iter`; `noblock` for `O_NONBLOCK` or `IOCB_NOWAIT`. A read of
     /// `n > 0` bytes leaves the file position at `n` (`ki_pos`), as a
     /// packet device reports it (tun.c's `tun_chr_read_iter()`).
-    fn read_iter(data: &Self::Data, to: &mut IovIter, noblock: bool) -> Result<usize>;
+    fn read_iter(_data: &Self::Data, _to: &mut IovIterDest<'_>, _noblock: bool) -> Result<usize> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `write_iter`.
-    fn write_iter(data: &Self::Data, from: &mut IovIter, noblock: bool) -> Result<usize>;
+    fn write_iter(
+        _data: &Self::Data,
+        _from: &mut IovIterSource<'_>,
+        _noblock: bool,
+    ) -> Result<usize> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `poll`: the ready mask.
     /// `'f` is how long the file's private data lives, until its release
     /// ([`PollTable`]'s brand).
-    fn poll<'f>(data: &'f Self::Data, table: &PollTable<'f>) -> u32;
+    fn poll<'f>(_data: &'f Self::Data, _table: &PollTable<'f>) -> u32 {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `unlocked_ioctl`, and `compat_ioctl` for 32-bit callers with
     /// [`IoctlAbi::Compat`] (`arg` is then already a 64-bit address or the
-    /// zero-extended value: on x86_64 `compat_ptr()` is that too).
-    fn ioctl(data: ArcBorrow<'_, Self::Data>, cmd: u32, arg: usize, abi: IoctlAbi)
-        -> Result<isize>;
+    /// zero-extended value: on x86_64 `compat_ptr()` is that too, as 7.3's
+    /// fallback `compat_ptr_ioctl` passes it on).
+    fn ioctl(
+        _data: ArcBorrow<'_, Self::Data>,
+        _cmd: u32,
+        _arg: usize,
+        _abi: IoctlAbi,
+    ) -> Result<isize> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `show_fdinfo`: lines added to `/proc/PID/fdinfo/FD`.
-    fn show_fdinfo(data: &Self::Data, m: &mut SeqFile);
+    fn show_fdinfo(_data: &Self::Data, _m: &mut SeqFile) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `fasync`: `O_ASYNC` turned on or off (`F_SETFL`, `FIOASYNC`), and
     /// with `on == false` once more when a file with it is closed.
-    fn fasync(data: &Self::Data, req: &Fasync, on: bool) -> Result;
+    fn fasync(_data: &Self::Data, _req: &Fasync, _on: bool) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// File state that may carry a socket ([`Sock`]) standing for the file, as
@@ -155,17 +202,46 @@ unsafe impl Sync for FileOperations {}
 
 impl FileOperations {
     pub(crate) const fn new<T: FileOps>() -> Self {
+        type A<T> = FopsAdapter<T>;
         Self(bindings::file_operations {
-            read_iter: Some(FopsAdapter::<T>::read_iter),
-            write_iter: Some(FopsAdapter::<T>::write_iter),
-            poll: Some(FopsAdapter::<T>::poll),
-            unlocked_ioctl: Some(FopsAdapter::<T>::ioctl),
+            read_iter: if T::HAS_READ_ITER {
+                Some(A::<T>::read_iter)
+            } else {
+                None
+            },
+            write_iter: if T::HAS_WRITE_ITER {
+                Some(A::<T>::write_iter)
+            } else {
+                None
+            },
+            poll: if T::HAS_POLL {
+                Some(A::<T>::poll)
+            } else {
+                None
+            },
+            unlocked_ioctl: if T::HAS_IOCTL {
+                Some(A::<T>::ioctl)
+            } else {
+                None
+            },
             #[cfg(CONFIG_COMPAT)]
-            compat_ioctl: Some(FopsAdapter::<T>::compat_ioctl),
-            show_fdinfo: Some(FopsAdapter::<T>::show_fdinfo),
-            fasync: Some(FopsAdapter::<T>::fasync),
-            open: Some(FopsAdapter::<T>::open),
-            release: Some(FopsAdapter::<T>::release),
+            compat_ioctl: if T::HAS_IOCTL {
+                Some(A::<T>::compat_ioctl)
+            } else {
+                None
+            },
+            show_fdinfo: if T::HAS_SHOW_FDINFO {
+                Some(A::<T>::show_fdinfo)
+            } else {
+                None
+            },
+            fasync: if T::HAS_FASYNC {
+                Some(A::<T>::fasync)
+            } else {
+                None
+            },
+            open: Some(A::<T>::open),
+            release: Some(A::<T>::release),
             owner: this_module(),
             ..zeroed()
         })
@@ -265,7 +341,7 @@ impl<T: FileOps> FopsAdapter<T> {
             (
                 Self::data((*iocb).ki_filp),
                 Self::noblock(iocb),
-                IovIter::from_raw(to),
+                IovIterDest::from_raw(to),
             )
         };
         match T::read_iter(data, &mut to, nb) {
@@ -294,7 +370,7 @@ impl<T: FileOps> FopsAdapter<T> {
             (
                 Self::data((*iocb).ki_filp),
                 Self::noblock(iocb),
-                IovIter::from_raw(from),
+                IovIterSource::from_raw(from),
             )
         };
         match T::write_iter(data, &mut from, nb) {
@@ -358,9 +434,6 @@ impl<T: FileOps> FopsAdapter<T> {
         T::show_fdinfo(data, &mut SeqFile(m));
     }
 }
-
-/// `TUN_MINOR`: `/dev/net/tun`'s minor.
-pub(crate) const TUN_MINOR: u8 = bindings::RTUN_TUN_MINOR as u8;
 
 /// A misc device (`struct miscdevice`): a `static` of the driver's, which
 /// `misc_register` links into its list.

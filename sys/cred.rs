@@ -2,7 +2,8 @@
 
 //! Credentials, for `TUNSETOWNER`, `TUNSETGROUP` and `tun_permitted()`.
 
-use super::*;
+use crate::bindings;
+use core::ffi::c_long;
 
 // ---------------------------------------------------------------------------
 // Credentials (`TUNSETOWNER`, `TUNSETGROUP`, `tun_permitted()`).

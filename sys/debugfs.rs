@@ -5,7 +5,15 @@
 //! [`DebugfsFops`] built from them at compile time), and a device's own
 //! directory that follows its name and namespace ([`DevDebugfs`]).
 
-use super::*;
+use super::netdev::NetDevice;
+use super::sync::Rtnl;
+use super::{this_module, zeroed};
+use crate::bindings;
+use core::ffi::{c_int, c_void};
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::prelude::*;
 
 /// A debugfs directory, removed (recursively) on drop.
 pub(crate) struct Dentry(NonNull<bindings::dentry>);

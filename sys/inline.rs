@@ -11,7 +11,12 @@
 //! and a type whose size `bindings_helper.h` checks against the C field's
 //! (`RTUN_FIELD`), at compile time.
 
-use super::*;
+use crate::bindings;
+use core::ffi::{c_ulong, c_void};
+use core::marker::PhantomData;
+use core::ptr;
+use core::sync::atomic::Ordering;
+use kernel::prelude::*;
 
 /// A field of the C struct `S`: its offset, and a Rust type `T` of the C
 /// field's size. It reads and writes only through pointers to `S`.
@@ -769,7 +774,9 @@ pub(super) unsafe fn skb_probe_transport_header(skb: *mut bindings::sk_buff) {
 /// are C's inline list functions, the same in every configuration (C's
 /// `WRITE_ONCE`s are volatile stores here); locking is the caller's.
 pub(super) mod skb_list {
-    use super::*;
+    use super::{SKB_HEAD_LOCK, SKB_HEAD_QLEN, SKB_NEXT, SKB_PREV};
+    use crate::bindings;
+    use core::ptr;
 
     type Head = bindings::sk_buff_head;
     type Skb = bindings::sk_buff;

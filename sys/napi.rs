@@ -23,10 +23,21 @@
 //! `synchronize_net()` after detaching has normally satisfied. Deleting a
 //! 256-queue device then waits for one grace period, not 256.
 
-use super::*;
+use super::netdev::NetDevice;
+use super::rcu;
+use super::skb::{IovIterSource, SkBuff};
+use super::sock::Sock;
+use super::sync::Rtnl;
+use super::{errno, inline};
+use crate::bindings;
+use core::cell::UnsafeCell;
+use core::ffi::{c_int, c_uint, c_ulong};
 use core::mem::ManuallyDrop;
-use core::sync::atomic::{AtomicBool, AtomicU8};
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
 use inline::skb_list;
+use kernel::error::to_result;
+use kernel::prelude::*;
 
 /// `NAPI_POLL_WEIGHT`: the most packets one poll hands to GRO, and the
 /// queue length past which a writer schedules the context even when more
@@ -377,9 +388,9 @@ impl Sock {
     pub(crate) fn napi_alloc_frags(
         &self,
         len: usize,
-        from: &IovIter,
+        from: &mut IovIterSource<'_>,
     ) -> Result<NapiFragsUnfilled<'_>> {
-        let it = from.0;
+        let it = from.as_raw();
         // SAFETY: `from` is valid for the call; these read its type and
         // segment count.
         let (plain, nr_segs) = unsafe {
@@ -444,11 +455,16 @@ impl<'a> NapiFragsUnfilled<'a> {
     /// `skb_copy_datagram_from_iter()` of the frame: the filled skb, or
     /// `EFAULT` (the skb is freed). May sleep (a user page fault), holding
     /// nothing but the skb.
-    pub(crate) fn copy_from_iter(self, from: &mut IovIter) -> Result<NapiFrags<'a>> {
+    pub(crate) fn copy_from_iter(self, from: &mut IovIterSource<'_>) -> Result<NapiFrags<'a>> {
         // SAFETY: Our skb, laid out for `len` bytes (invariant); the
         // iterator is valid for the call.
         let err = unsafe {
-            bindings::skb_copy_datagram_from_iter(self.skb.as_ptr(), 0, from.0, self.len as c_int)
+            bindings::skb_copy_datagram_from_iter(
+                self.skb.as_ptr(),
+                0,
+                from.as_raw(),
+                self.len as c_int,
+            )
         };
         if err != 0 {
             return Err(EFAULT);
@@ -531,7 +547,7 @@ impl NapiFragsLocked<'_> {
     /// tun.c also `WARN_ON_ONCE`s, which a user can trigger), `EBUSY` when
     /// the context is being polled, disabled, deleted or no longer `dev`'s;
     /// the skb is freed on either.
-    pub(crate) fn gro_frags<P>(self, dev: &NetDevice<P>, _rcu: &RcuReadGuard) -> Result {
+    pub(crate) fn gro_frags<P>(self, dev: &NetDevice<P>, _rcu: &rcu::Guard) -> Result {
         let sock = self.sock;
         let skb = self.skb.as_ptr();
         // SAFETY: Our filled skb; it has the headroom `napi_alloc_skb()`

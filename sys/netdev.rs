@@ -9,7 +9,21 @@
 //! `Adapter<T>`). A device is the driver's when its `rtnl_link_ops` is the
 //! driver's [`LinkOps`], as tun.c decides it.
 
-use super::*;
+use super::rcu;
+use super::skb::SkBuff;
+use super::sock::open_netns;
+use super::sync::{synchronize_net, BhOff, Rtnl};
+use super::sysfs::AttrGroup;
+use super::{errno, inline, this_module, zeroed, KernelStatic};
+use crate::bindings;
+use core::ffi::{c_int, c_ulong, c_void};
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::build_error;
+use kernel::error::{from_result, to_result, VTABLE_DEFAULT_ERROR};
+use kernel::prelude::*;
+use kernel::types::Opaque;
 
 // ---------------------------------------------------------------------------
 // net_device.
@@ -413,7 +427,7 @@ impl<P> RcuDev<P> {
 
     /// `tun_get()`: a counted reference to the device, if any.
     pub(crate) fn get(&self) -> Option<DevRef<P>> {
-        let _rcu = RcuReadGuard::new();
+        let _rcu = rcu::read_lock();
         let p = self.0.load(Ordering::Acquire);
         // SAFETY: `p` was read inside `_rcu`. While it is published the
         // `RcuDev`'s reference keeps the device; once it is unpublished,
@@ -519,35 +533,112 @@ pub(crate) struct Channels {
     pub(crate) max_combined: u32,
 }
 
-/// A net device driver whose devices' private areas hold a `Priv`.
+/// The rtnl link ops of a net device driver (`struct rtnl_link_ops`), whose
+/// devices' private areas hold a `Priv`: [`LinkOps::new`] builds the C table
+/// at compile time. An optional op the driver does not implement stays
+/// `NULL` there (`#[vtable]`'s `HAS_*`), so the core's default applies.
+#[vtable]
 pub(crate) trait NetDriver: 'static {
     /// The private area.
     type Priv: Sync + 'static;
-    /// `dev->tx_queue_len` at set-up.
-    const TX_QUEUE_LEN: u32;
-    /// `ethtool_ops.get_drvinfo`.
-    fn drvinfo(dev: &NetDevice<Self::Priv>) -> DrvInfo;
-    /// `ethtool_ops.get_msglevel`.
-    fn msglevel(dev: &NetDevice<Self::Priv>) -> u32;
-    /// `ethtool_ops.set_msglevel`.
-    fn set_msglevel(dev: &NetDevice<Self::Priv>, level: u32);
-    /// `ethtool_ops.get_link_ksettings`, under rtnl.
-    fn link_ksettings<'a>(dev: &'a NetDevice<Self::Priv>, rtnl: &'a Rtnl<'_>) -> &'a LinkKsettings;
-    /// `ethtool_ops.set_link_ksettings`, under rtnl.
-    fn set_link_ksettings(dev: &NetDevice<Self::Priv>, ks: &LinkKsettings, rtnl: &mut Rtnl<'_>);
-    /// `ethtool_ops.get_channels`, under rtnl.
-    fn channels(dev: &NetDevice<Self::Priv>) -> Channels;
-    /// `ethtool_ops.get_coalesce`'s `rx_max_coalesced_frames` (`ethtool -c`
+
+    /// `rtnl_link_ops.setup`, also `alloc_netdev()`'s: fills in a fresh
+    /// device, before its private area exists (it is not reachable from a
+    /// [`DevSetup`]). The layer has set `needs_free_netdev` and per-CPU
+    /// counters (`NETDEV_PCPU_STAT_TSTATS`, see [`NetDevice::tstats`]).
+    fn setup(dev: &mut DevSetup<Self::Priv>);
+
+    /// `rtnl_link_ops.validate`: checks the attributes of an `ip link add
+    /// ... type KIND` request before a device is allocated. Without it,
+    /// every request goes on to [`NetDriver::newlink`].
+    fn validate(_attrs: &LinkAttrs<'_>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `rtnl_link_ops.newlink`: the private area of a device that `ip link
+    /// add ... type KIND` creates (allocated and set up by the core with
+    /// [`NetDriver::setup`], the request's attributes applied); the layer
+    /// then registers it. Without it, creating a device through rtnetlink
+    /// fails with `EOPNOTSUPP`: the layer cannot make a `Priv` from nothing.
+    fn newlink(_attrs: &LinkAttrs<'_>) -> Result<Self::Priv> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `rtnl_link_ops.get_size`: the most [`NetDriver::fill_info`] puts.
+    fn get_size(_dev: &NetDevice<Self::Priv>) -> usize {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `rtnl_link_ops.fill_info`: the driver's `IFLA_INFO_DATA` attributes.
+    fn fill_info(_dev: &NetDevice<Self::Priv>, _msg: &mut NlMsg) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// The ethtool ops of a net device driver (`struct ethtool_ops`), whose
+/// devices' private areas hold a `Priv`: [`EthtoolTable::new`] builds the C
+/// table. An op the driver does not implement stays `NULL` (`HAS_*`), so
+/// the ethtool core's default applies (for `get_drvinfo`: the link kind as
+/// the driver's name and the kernel release as its version).
+#[vtable]
+pub(crate) trait EthtoolOps: 'static {
+    /// The private area.
+    type Priv: Sync + 'static;
+
+    /// `get_link = ethtool_op_get_link`: the link is up while the carrier
+    /// is (`ethtool DEV`'s "Link detected").
+    const GET_LINK: bool = false;
+
+    /// `get_ts_info = ethtool_op_get_ts_info`: software time stamps on both
+    /// paths, no hardware clock (what a device without ethtool ops gets
+    /// from the core's `default_ethtool_ops`).
+    const GET_TS_INFO: bool = false;
+
+    /// `get_drvinfo` (`ethtool -i`).
+    fn get_drvinfo(_dev: &NetDevice<Self::Priv>) -> DrvInfo {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `get_msglevel`.
+    fn get_msglevel(_dev: &NetDevice<Self::Priv>) -> u32 {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `set_msglevel`, under rtnl.
+    fn set_msglevel(_dev: &NetDevice<Self::Priv>, _level: u32) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `get_link_ksettings`, under rtnl.
+    fn get_link_ksettings<'a>(
+        _dev: &'a NetDevice<Self::Priv>,
+        _rtnl: &'a Rtnl<'_>,
+    ) -> &'a LinkKsettings {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `set_link_ksettings`, under rtnl.
+    fn set_link_ksettings(_dev: &NetDevice<Self::Priv>, _ks: &LinkKsettings, _rtnl: &mut Rtnl<'_>) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `get_channels`, under rtnl.
+    fn get_channels(_dev: &NetDevice<Self::Priv>) -> Channels {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `get_coalesce`'s `rx_max_coalesced_frames` (`ethtool -c`
     /// `rx-frames`), the one coalescing parameter the layer passes on
     /// (`supported_coalesce_params`: the ethtool core refuses to set
     /// others, `EOPNOTSUPP`, and reports them 0).
-    fn rx_max_coalesced_frames(dev: &NetDevice<Self::Priv>) -> u32;
-    /// `ethtool_ops.set_coalesce`'s `rx_max_coalesced_frames`, under rtnl.
-    fn set_rx_max_coalesced_frames(dev: &NetDevice<Self::Priv>, frames: u32);
-    /// `rtnl_link_ops.get_size`: the most [`NetDriver::fill_info`] puts.
-    fn get_size(dev: &NetDevice<Self::Priv>) -> usize;
-    /// `rtnl_link_ops.fill_info`: the driver's `IFLA_INFO_DATA` attributes.
-    fn fill_info(dev: &NetDevice<Self::Priv>, msg: &mut NlMsg) -> Result;
+    fn get_coalesce(_dev: &NetDevice<Self::Priv>) -> u32 {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `set_coalesce`'s `rx_max_coalesced_frames`, under rtnl.
+    fn set_coalesce(_dev: &NetDevice<Self::Priv>, _frames: u32) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// `nla_total_size()`: an attribute's size with header and padding.
@@ -574,9 +665,59 @@ impl NlMsg {
     }
 }
 
-/// The `rtnl_link_ops` of a driver (`kind`, set-up, private size), built
-/// at compile time: a `static` of the driver's. Creating devices through
-/// rtnetlink is refused (`EOPNOTSUPP`), as tun.c does.
+/// The attributes of an `RTM_NEWLINK` request (`validate`'s and
+/// `newlink`'s `tb[]`, indexed by `IFLA_*`), borrowed for the call.
+///
+/// # Invariants
+///
+/// `tb` has `IFLA_MAX + 1` entries, each null or a valid attribute, alive
+/// for `'a`.
+pub(crate) struct LinkAttrs<'a> {
+    // Read by `address`, which only rust_dummy uses.
+    #[allow(dead_code)]
+    tb: *mut *mut bindings::nlattr,
+    _call: PhantomData<&'a bindings::nlattr>,
+}
+
+impl LinkAttrs<'_> {
+    /// `tb[IFLA_ADDRESS]`'s payload (`nla_data()`, `nla_len()` bytes): the
+    /// hardware address asked for, if any.
+    // Used by rust_dummy (dummy.rs), not by rust_tun.
+    #[allow(dead_code)]
+    pub(crate) fn address(&self) -> Option<&[u8]> {
+        // SAFETY: `tb` has `IFLA_MAX + 1` entries (type invariants).
+        let nla = unsafe { *self.tb.add(bindings::IFLA_ADDRESS as usize) };
+        if nla.is_null() {
+            return None;
+        }
+        // SAFETY: A valid attribute, alive for the call: `nla_len()` bytes
+        // at `nla_data()` (rtnetlink checked them against the message).
+        Some(unsafe {
+            let len = bindings::rtun_nla_len(nla);
+            core::slice::from_raw_parts(
+                bindings::rtun_nla_data(nla).cast::<u8>(),
+                len.max(0) as usize,
+            )
+        })
+    }
+}
+
+/// `is_valid_ether_addr()`: neither multicast nor all zeroes.
+// Used by rust_dummy (dummy.rs), not by rust_tun.
+#[allow(dead_code)]
+pub(crate) fn is_valid_ether_addr(addr: &[u8; ETH_ALEN]) -> bool {
+    // SAFETY: `addr` is `ETH_ALEN` readable bytes, as the C function reads.
+    unsafe { bindings::rtun_is_valid_ether_addr(addr.as_ptr()) }
+}
+
+/// `ETH_ALEN`.
+// Used by rust_dummy (dummy.rs), not by rust_tun.
+#[allow(dead_code)]
+pub(crate) const ETH_ALEN: usize = bindings::ETH_ALEN as usize;
+
+/// The `rtnl_link_ops` of a driver (`kind`, set-up, private size, the
+/// optional ops of its [`NetDriver`]), built at compile time: a `static`
+/// of the driver's.
 pub(crate) struct LinkOps<P>(KernelStatic<bindings::rtnl_link_ops>, PhantomData<P>);
 
 // SAFETY: Rust only hands out the raw pointer; the kernel serialises its
@@ -591,9 +732,25 @@ impl<P> LinkOps<P> {
                 kind: kind.as_char_ptr().cast(),
                 priv_size: core::mem::size_of::<P>(),
                 setup: Some(setup::<D>),
-                validate: Some(refuse_newlink),
-                get_size: Some(link_get_size::<D>),
-                fill_info: Some(link_fill_info::<D>),
+                validate: if D::HAS_VALIDATE {
+                    Some(link_validate::<D>)
+                } else {
+                    None
+                },
+                // Always the layer's: it initialises the private area (or
+                // refuses), which C's default, a plain
+                // `register_netdevice()`, would leave zeroed.
+                newlink: Some(link_newlink::<D>),
+                get_size: if D::HAS_GET_SIZE {
+                    Some(link_get_size::<D>)
+                } else {
+                    None
+                },
+                fill_info: if D::HAS_FILL_INFO {
+                    Some(link_fill_info::<D>)
+                } else {
+                    None
+                },
                 ..zeroed()
             }),
             PhantomData,
@@ -612,24 +769,81 @@ impl<P> LinkOps<P> {
     }
 }
 
-/// `setup` of a driver's devices (tun.c's `tun_setup()`): ethtool ops,
-/// lockless transmit, free on unregister, the default `tx_queue_len`.
+/// `setup` of a driver's devices: the layer's part, then the driver's.
 ///
 /// # Safety
 ///
-/// Called by `alloc_netdev_mqs` or rtnl with a fresh, unregistered device.
+/// Called by `alloc_netdev_mqs` (from [`NetDeviceBuilder::alloc`] or
+/// rtnetlink) with a fresh, unregistered device.
 unsafe extern "C" fn setup<D: NetDriver>(dev: *mut bindings::net_device) {
     // SAFETY: A fresh device, ours to set up.
     unsafe {
-        (*dev).ethtool_ops = &EthtoolTable::<D>::OPS;
-        // Lockless transmit: `ndo_start_xmit` needs no queue lock.
-        bindings::rtun_netdev_set_lltx(dev);
+        // The layer's memory model: the core frees an unregistered device
+        // after its last reference (`priv_destructor` first drops the
+        // private area), see `NetDevice::unregister`.
         (*dev).needs_free_netdev = true;
-        (*dev).tx_queue_len = D::TX_QUEUE_LEN;
         // Per-CPU packet and byte counters (`dev->tstats`), which the core
-        // allocates at registration and frees after the last reference.
+        // allocates at registration and frees after the last reference:
+        // every device of this layer has them (`NetDevice::tstats`).
         bindings::rtun_netdev_set_pcpu_stat_tstats(dev);
+        D::setup(DevSetup::from_raw(dev));
     }
+}
+
+/// `rtnl_link_ops.validate`.
+///
+/// # Safety
+///
+/// Called by rtnetlink with the request's `tb[]` (`IFLA_MAX + 1` entries).
+unsafe extern "C" fn link_validate<D: NetDriver>(
+    tb: *mut *mut bindings::nlattr,
+    _data: *mut *mut bindings::nlattr,
+    _extack: *mut bindings::netlink_ext_ack,
+) -> c_int {
+    // INVARIANT: rtnetlink's parsed attributes, alive for the call.
+    let attrs = LinkAttrs {
+        tb,
+        _call: PhantomData,
+    };
+    from_result(|| D::validate(&attrs).map(|()| 0))
+}
+
+/// `rtnl_link_ops.newlink`: the driver's private area in the device
+/// rtnetlink allocated, then its registration.
+///
+/// # Safety
+///
+/// Called by rtnetlink, under rtnl, with a fresh unregistered device of
+/// these ops (`priv_size` bytes of private area, set up by `setup::<D>`)
+/// and the request's `tb[]`.
+unsafe extern "C" fn link_newlink<D: NetDriver>(
+    _src_net: *mut bindings::net,
+    dev: *mut bindings::net_device,
+    tb: *mut *mut bindings::nlattr,
+    _data: *mut *mut bindings::nlattr,
+    _extack: *mut bindings::netlink_ext_ack,
+) -> c_int {
+    const { assert!(core::mem::align_of::<D::Priv>() <= bindings::RTUN_NETDEV_ALIGN as usize) };
+    if !D::HAS_NEWLINK {
+        return errno::EOPNOTSUPP().to_errno();
+    }
+    // INVARIANT: rtnetlink's parsed attributes, alive for the call.
+    let attrs = LinkAttrs {
+        tb,
+        _call: PhantomData,
+    };
+    from_result(|| {
+        let p = D::newlink(&attrs)?;
+        // SAFETY: The private area is `size_of::<D::Priv>()` bytes, aligned
+        // to `NETDEV_ALIGN` (checked above), unused: the `P` goes there.
+        // From here it holds a `P`, which `register_raw` drops if
+        // registration fails (rtnetlink then frees the device).
+        unsafe {
+            inline::netdev_priv(dev).cast::<D::Priv>().write(p);
+            register_raw::<D::Priv>(dev)?;
+        }
+        Ok(0)
+    })
 }
 
 /// `rtnl_link_ops.get_size`.
@@ -657,54 +871,101 @@ unsafe extern "C" fn link_fill_info<D: NetDriver>(
     from_result(|| D::fill_info(dev, &mut NlMsg(skb)).map(|()| 0))
 }
 
-/// `rtnl_link_ops.validate`: creation through rtnetlink is not supported.
-///
-/// # Safety
-///
-/// Called by rtnetlink; the arguments are not used.
-unsafe extern "C" fn refuse_newlink(
-    _tb: *mut *mut bindings::nlattr,
-    _data: *mut *mut bindings::nlattr,
-    _extack: *mut bindings::netlink_ext_ack,
-) -> c_int {
-    errno::EOPNOTSUPP().to_errno()
+/// The `ethtool_ops` of devices holding a `P`, built at compile time from
+/// an [`EthtoolOps`]: a `static` of the driver's, which its
+/// [`NetDriver::setup`] installs ([`DevSetup::set_ethtool_ops`]).
+pub(crate) struct EthtoolTable<P>(bindings::ethtool_ops, PhantomData<P>);
+
+// SAFETY: Integers and function pointers, read by the kernel.
+unsafe impl<P> Sync for EthtoolTable<P> {}
+
+impl<P> EthtoolTable<P> {
+    /// The ethtool ops of `T`.
+    pub(crate) const fn new<T: EthtoolOps<Priv = P>>() -> Self {
+        type A<T> = EthtoolAdapter<T>;
+        Self(
+            bindings::ethtool_ops {
+                supported_coalesce_params: if T::HAS_GET_COALESCE || T::HAS_SET_COALESCE {
+                    bindings::RTUN_ETHTOOL_COALESCE_RX_MAX_FRAMES
+                } else {
+                    0
+                },
+                get_drvinfo: if T::HAS_GET_DRVINFO {
+                    Some(A::<T>::get_drvinfo)
+                } else {
+                    None
+                },
+                get_msglevel: if T::HAS_GET_MSGLEVEL {
+                    Some(A::<T>::get_msglevel)
+                } else {
+                    None
+                },
+                set_msglevel: if T::HAS_SET_MSGLEVEL {
+                    Some(A::<T>::set_msglevel)
+                } else {
+                    None
+                },
+                get_link: if T::GET_LINK {
+                    Some(bindings::ethtool_op_get_link)
+                } else {
+                    None
+                },
+                get_channels: if T::HAS_GET_CHANNELS {
+                    Some(A::<T>::get_channels)
+                } else {
+                    None
+                },
+                get_ts_info: if T::GET_TS_INFO {
+                    Some(bindings::ethtool_op_get_ts_info)
+                } else {
+                    None
+                },
+                get_coalesce: if T::HAS_GET_COALESCE {
+                    Some(A::<T>::get_coalesce)
+                } else {
+                    None
+                },
+                set_coalesce: if T::HAS_SET_COALESCE {
+                    Some(A::<T>::set_coalesce)
+                } else {
+                    None
+                },
+                get_link_ksettings: if T::HAS_GET_LINK_KSETTINGS {
+                    Some(A::<T>::get_link_ksettings)
+                } else {
+                    None
+                },
+                set_link_ksettings: if T::HAS_SET_LINK_KSETTINGS {
+                    Some(A::<T>::set_link_ksettings)
+                } else {
+                    None
+                },
+                ..zeroed()
+            },
+            PhantomData,
+        )
+    }
 }
 
-/// The `ethtool_ops` of driver `D`.
-struct EthtoolTable<D>(PhantomData<D>);
+/// The C trampolines of an [`EthtoolOps`].
+struct EthtoolAdapter<T>(PhantomData<T>);
 
-impl<D: NetDriver> EthtoolTable<D> {
-    const OPS: bindings::ethtool_ops = bindings::ethtool_ops {
-        supported_coalesce_params: bindings::RTUN_ETHTOOL_COALESCE_RX_MAX_FRAMES,
-        get_drvinfo: Some(Self::get_drvinfo),
-        get_msglevel: Some(Self::get_msglevel),
-        set_msglevel: Some(Self::set_msglevel),
-        get_link: Some(bindings::ethtool_op_get_link),
-        get_channels: Some(Self::get_channels),
-        // Software time stamps on both paths, no hardware clock.
-        get_ts_info: Some(bindings::ethtool_op_get_ts_info),
-        get_coalesce: Some(Self::get_coalesce),
-        set_coalesce: Some(Self::set_coalesce),
-        get_link_ksettings: Some(Self::get_link_ksettings),
-        set_link_ksettings: Some(Self::set_link_ksettings),
-        ..zeroed()
-    };
-
+impl<T: EthtoolOps> EthtoolAdapter<T> {
     /// # Safety
     ///
     /// Called by the ethtool core, under rtnl (`__ethtool_get_link_ksettings()`
-    /// asserts it), on a device of `D`'s with a valid, writable `cmd`.
+    /// asserts it), on a device of `T`'s with a valid, writable `cmd`.
     unsafe extern "C" fn get_link_ksettings(
         dev: *mut bindings::net_device,
         cmd: *mut bindings::ethtool_link_ksettings,
     ) -> c_int {
-        // SAFETY: A device of `D`'s; rtnl is held, and the ethtool core
+        // SAFETY: A device of `T`'s; rtnl is held, and the ethtool core
         // calls no op of ours while this module is inside a call under its
         // own token (see `Rtnl::assume_held`); `cmd` is valid and writable
         // for the call.
         unsafe {
             Rtnl::assume_held(|rtnl| {
-                let ks = D::link_ksettings(NetDevice::from_raw(dev), rtnl);
+                let ks = T::get_link_ksettings(NetDevice::from_raw(dev), rtnl);
                 ptr::write(cmd, ks.clone().0);
             })
         };
@@ -714,7 +975,7 @@ impl<D: NetDriver> EthtoolTable<D> {
     /// # Safety
     ///
     /// Called by the ethtool core, under rtnl (ioctl and netlink alike),
-    /// on a device of `D`'s with a valid `cmd`.
+    /// on a device of `T`'s with a valid `cmd`.
     unsafe extern "C" fn set_link_ksettings(
         dev: *mut bindings::net_device,
         cmd: *const bindings::ethtool_link_ksettings,
@@ -724,30 +985,30 @@ impl<D: NetDriver> EthtoolTable<D> {
         // SAFETY: As `get_link_ksettings`; `cmd` is valid for reads for the
         // call.
         unsafe {
-            Rtnl::assume_held(|rtnl| D::set_link_ksettings(NetDevice::from_raw(dev), &*ks, rtnl))
+            Rtnl::assume_held(|rtnl| T::set_link_ksettings(NetDevice::from_raw(dev), &*ks, rtnl))
         };
         0
     }
 
     /// # Safety
     ///
-    /// Called by the ethtool core on a device of `D`'s with a valid,
+    /// Called by the ethtool core on a device of `T`'s with a valid,
     /// writable `channels` (zeroed but for `cmd`).
     unsafe extern "C" fn get_channels(
         dev: *mut bindings::net_device,
         channels: *mut bindings::ethtool_channels,
     ) {
-        // SAFETY: A device of `D`'s; `channels` is valid and writable for
+        // SAFETY: A device of `T`'s; `channels` is valid and writable for
         // the call.
-        let (dev, channels) = unsafe { (NetDevice::<D::Priv>::from_raw(dev), &mut *channels) };
-        let c = D::channels(dev);
+        let (dev, channels) = unsafe { (NetDevice::<T::Priv>::from_raw(dev), &mut *channels) };
+        let c = T::get_channels(dev);
         channels.combined_count = c.combined_count;
         channels.max_combined = c.max_combined;
     }
 
     /// # Safety
     ///
-    /// Called by the ethtool core on a device of `D`'s with a valid,
+    /// Called by the ethtool core on a device of `T`'s with a valid,
     /// writable `ec` (zeroed but for `cmd`).
     unsafe extern "C" fn get_coalesce(
         dev: *mut bindings::net_device,
@@ -755,16 +1016,16 @@ impl<D: NetDriver> EthtoolTable<D> {
         _kernel_coal: *mut bindings::kernel_ethtool_coalesce,
         _extack: *mut bindings::netlink_ext_ack,
     ) -> c_int {
-        // SAFETY: A device of `D`'s; `ec` is valid and writable for the
+        // SAFETY: A device of `T`'s; `ec` is valid and writable for the
         // call.
-        let (dev, ec) = unsafe { (NetDevice::<D::Priv>::from_raw(dev), &mut *ec) };
-        ec.rx_max_coalesced_frames = D::rx_max_coalesced_frames(dev);
+        let (dev, ec) = unsafe { (NetDevice::<T::Priv>::from_raw(dev), &mut *ec) };
+        ec.rx_max_coalesced_frames = T::get_coalesce(dev);
         0
     }
 
     /// # Safety
     ///
-    /// Called by the ethtool core, under rtnl, on a device of `D`'s with a
+    /// Called by the ethtool core, under rtnl, on a device of `T`'s with a
     /// valid `ec` whose parameters other than `supported_coalesce_params`'
     /// are unchanged (the core checks).
     unsafe extern "C" fn set_coalesce(
@@ -773,47 +1034,47 @@ impl<D: NetDriver> EthtoolTable<D> {
         _kernel_coal: *mut bindings::kernel_ethtool_coalesce,
         _extack: *mut bindings::netlink_ext_ack,
     ) -> c_int {
-        // SAFETY: A device of `D`'s; `ec` is valid for reads for the call.
+        // SAFETY: A device of `T`'s; `ec` is valid for reads for the call.
         let (dev, frames) = unsafe {
             (
-                NetDevice::<D::Priv>::from_raw(dev),
+                NetDevice::<T::Priv>::from_raw(dev),
                 (*ec).rx_max_coalesced_frames,
             )
         };
-        D::set_rx_max_coalesced_frames(dev, frames);
+        T::set_coalesce(dev, frames);
         0
     }
 
     /// # Safety
     ///
-    /// Called by the ethtool core on a device of `D`'s.
+    /// Called by the ethtool core on a device of `T`'s.
     unsafe extern "C" fn get_msglevel(dev: *mut bindings::net_device) -> u32 {
-        // SAFETY: A device of `D`'s.
-        D::msglevel(unsafe { NetDevice::from_raw(dev) })
+        // SAFETY: A device of `T`'s.
+        T::get_msglevel(unsafe { NetDevice::from_raw(dev) })
     }
 
     /// # Safety
     ///
-    /// Called by the ethtool core, under rtnl, on a device of `D`'s.
+    /// Called by the ethtool core, under rtnl, on a device of `T`'s.
     unsafe extern "C" fn set_msglevel(dev: *mut bindings::net_device, level: u32) {
-        // SAFETY: A device of `D`'s.
-        D::set_msglevel(unsafe { NetDevice::from_raw(dev) }, level)
+        // SAFETY: A device of `T`'s.
+        T::set_msglevel(unsafe { NetDevice::from_raw(dev) }, level)
     }
 
     /// `ethtool_ops.get_drvinfo`.
     ///
     /// # Safety
     ///
-    /// Called by the ethtool core on a device of `D`'s with a valid,
+    /// Called by the ethtool core on a device of `T`'s with a valid,
     /// writable `info`.
     unsafe extern "C" fn get_drvinfo(
         dev: *mut bindings::net_device,
         info: *mut bindings::ethtool_drvinfo,
     ) {
-        // SAFETY: A device of `D`'s (only `D`'s set-up installs these ops);
+        // SAFETY: A device of `T`'s (only `T`'s set-up installs these ops);
         // `info` is valid and writable for the call.
-        let (dev, info) = unsafe { (NetDevice::<D::Priv>::from_raw(dev), &mut *info) };
-        let d = D::drvinfo(dev);
+        let (dev, info) = unsafe { (NetDevice::<T::Priv>::from_raw(dev), &mut *info) };
+        let d = T::get_drvinfo(dev);
         strscpy(&mut info.driver, d.driver);
         strscpy(&mut info.version, d.version);
         strscpy(&mut info.bus_info, d.bus_info);
@@ -851,11 +1112,13 @@ impl<P> Drop for LinkOpsRegistration<P> {
 // ---------------------------------------------------------------------------
 // net_device_ops.
 
-/// What a transmit did with the packet it was given.
+/// What a transmit did with the packet it was given (which it consumed
+/// either way: the skb is the driver's from `ndo_start_xmit` on).
 pub(crate) enum TxResult {
-    /// Taken (`NETDEV_TX_OK`).
+    /// Sent, or queued (`NETDEV_TX_OK`).
     Ok,
-    /// Dropped (`NET_XMIT_DROP`, tun's answer for a dropped packet).
+    /// Dropped (`NET_XMIT_DROP`): `dev_queue_xmit()` returns the drop to
+    /// the sender; the core counts the packet as consumed all the same.
     Dropped,
 }
 
@@ -872,81 +1135,164 @@ pub(crate) struct Stats64 {
     pub(crate) rx_frame_errors: u64,
 }
 
-/// The `net_device_ops` of a driver's devices.
+/// The `net_device_ops` of a driver's devices, whose private areas hold a
+/// `Priv`: [`DevOps::new`] builds the C table at compile time. An optional
+/// op the driver does not implement stays `NULL` (`#[vtable]`'s `HAS_*`),
+/// so the core's default applies; `ndo_start_xmit` is required, as in C.
+#[vtable]
 pub(crate) trait NetDevOps: 'static {
     /// The private area.
     type Priv: Sync + 'static;
+
     /// `ndo_init`: under rtnl, from `register_netdevice()` (through
-    /// [`NetDeviceBuilder::register`]) once the name is valid, before the
-    /// device's queues get their sysfs objects and the device is announced.
-    /// The device is not registered yet: it must not be published in an
-    /// [`RcuDev`]. On failure registration fails and `ndo_uninit` is not
-    /// called (the private area is dropped), so nothing may be left behind
-    /// that the private area's drop does not undo; after success, a later
-    /// failure of registration calls `ndo_uninit`.
-    fn init<'g>(dev: &'g NetDevice<Self::Priv>, rtnl: &mut Rtnl<'g>) -> Result;
+    /// [`NetDeviceBuilder::register`] or rtnetlink's `newlink`) once the
+    /// name is valid, before the device's queues get their sysfs objects
+    /// and the device is announced. The device is not registered yet: it
+    /// must not be published in an [`RcuDev`]. On failure registration
+    /// fails and `ndo_uninit` is not called (the private area is dropped),
+    /// so nothing may be left behind that the private area's drop does not
+    /// undo; after success, a later failure of registration calls
+    /// `ndo_uninit`.
+    fn init<'g>(_dev: &'g NetDevice<Self::Priv>, _rtnl: &mut Rtnl<'g>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `ndo_uninit`: under rtnl, the device is being unregistered (or its
-    /// registration failed after `ndo_init`). Must unpublish the device
-    /// from every [`RcuDev`].
-    fn uninit<'g>(dev: &'g NetDevice<Self::Priv>, rtnl: &mut Rtnl<'g>);
-    /// `ndo_open`.
-    fn open(dev: &NetDevice<Self::Priv>);
-    /// `ndo_stop`.
-    fn stop(dev: &NetDevice<Self::Priv>);
+    /// registration failed after `ndo_init`). A driver that publishes its
+    /// devices in [`RcuDev`]s unpublishes them here.
+    fn uninit<'g>(_dev: &'g NetDevice<Self::Priv>, _rtnl: &mut Rtnl<'g>) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ndo_open`, under rtnl; an error keeps the device down.
+    fn open(_dev: &NetDevice<Self::Priv>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ndo_stop`, under rtnl.
+    fn stop(_dev: &NetDevice<Self::Priv>) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `ndo_start_xmit`, with bottom halves off.
     fn start_xmit(skb: SkBuff, dev: &NetDevice<Self::Priv>, bh: &BhOff) -> TxResult;
+
     /// `ndo_select_queue`.
-    fn select_queue(dev: &NetDevice<Self::Priv>, skb: &SkBuff) -> u16;
+    fn select_queue(_dev: &NetDevice<Self::Priv>, _skb: &SkBuff) -> u16 {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `ndo_get_stats64`: the counters the driver keeps itself, which are
-    /// added to the per-CPU ones (`dev_get_tstats64()`).
-    fn get_stats64(dev: &NetDevice<Self::Priv>) -> Stats64;
-    /// `ndo_change_carrier`, under rtnl (`ip link set DEV carrier on|off`).
-    fn change_carrier(dev: &NetDevice<Self::Priv>, on: bool) -> Result;
+    /// added to the per-CPU ones (`dev_get_tstats64()`). Without it the
+    /// core reads the per-CPU counters alone (its default for a device with
+    /// `NETDEV_PCPU_STAT_TSTATS`, which every device of the layer has).
+    fn get_stats64(_dev: &NetDevice<Self::Priv>) -> Stats64 {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ndo_change_carrier`, under rtnl (`ip link set DEV carrier on|off`);
+    /// without it the core refuses (`EOPNOTSUPP`).
+    fn change_carrier(_dev: &NetDevice<Self::Priv>, _on: bool) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `ndo_fix_features`, under rtnl: the features the device may have of
     /// `features` (a `netdev_features_t`).
-    fn fix_features(dev: &NetDevice<Self::Priv>, features: u64) -> u64;
+    fn fix_features(_dev: &NetDevice<Self::Priv>, _features: u64) -> u64 {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ndo_set_rx_mode`, under the device's address lock (bottom halves
+    /// off): the unicast and multicast address lists or the
+    /// promiscuous/allmulti flags changed.
+    fn set_rx_mode(_dev: &NetDevice<Self::Priv>) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// A `net_device_ops` table for devices holding a `P`, built at compile
-/// time from a [`NetDevOps`]: a `static` of the driver's.
+/// time from a [`NetDevOps`], and optionally some of C's library ops: a
+/// `static` of the driver's.
 pub(crate) struct DevOps<P>(bindings::net_device_ops, PhantomData<P>);
 
 // SAFETY: Only function pointers, read by the kernel.
 unsafe impl<P> Sync for DevOps<P> {}
 
 impl<P> DevOps<P> {
-    /// The ops of `T`; with `ether`, an Ethernet device's ops too: its
-    /// address ops (`eth_mac_addr`, `eth_validate_addr`) and
-    /// `passthru_features_check` (tun.c's `tap_netdev_ops`: the device
+    /// The ops of `T`.
+    pub(crate) const fn new<T: NetDevOps<Priv = P>>() -> Self {
+        type A<T> = Adapter<T>;
+        Self(
+            bindings::net_device_ops {
+                ndo_init: if T::HAS_INIT {
+                    Some(A::<T>::init)
+                } else {
+                    None
+                },
+                ndo_uninit: if T::HAS_UNINIT {
+                    Some(A::<T>::uninit)
+                } else {
+                    None
+                },
+                ndo_open: if T::HAS_OPEN {
+                    Some(A::<T>::open)
+                } else {
+                    None
+                },
+                ndo_stop: if T::HAS_STOP {
+                    Some(A::<T>::stop)
+                } else {
+                    None
+                },
+                ndo_start_xmit: Some(A::<T>::start_xmit),
+                ndo_select_queue: if T::HAS_SELECT_QUEUE {
+                    Some(A::<T>::select_queue)
+                } else {
+                    None
+                },
+                ndo_get_stats64: if T::HAS_GET_STATS64 {
+                    Some(A::<T>::get_stats64)
+                } else {
+                    None
+                },
+                ndo_change_carrier: if T::HAS_CHANGE_CARRIER {
+                    Some(A::<T>::change_carrier)
+                } else {
+                    None
+                },
+                ndo_fix_features: if T::HAS_FIX_FEATURES {
+                    Some(A::<T>::fix_features)
+                } else {
+                    None
+                },
+                ndo_set_rx_mode: if T::HAS_SET_RX_MODE {
+                    Some(A::<T>::set_rx_mode)
+                } else {
+                    None
+                },
+                ..zeroed()
+            },
+            PhantomData,
+        )
+    }
+
+    /// With an Ethernet device's address ops: `ndo_set_mac_address =
+    /// eth_mac_addr` (a valid unicast address, while down unless the device
+    /// has `IFF_LIVE_ADDR_CHANGE`) and `ndo_validate_addr =
+    /// eth_validate_addr` (`EADDRNOTAVAIL` on open without one).
+    pub(crate) const fn eth_addr(mut self) -> Self {
+        self.0.ndo_set_mac_address = Some(bindings::eth_mac_addr);
+        self.0.ndo_validate_addr = Some(bindings::eth_validate_addr);
+        self
+    }
+
+    /// With `ndo_features_check = passthru_features_check`: the device
     /// hands frames on as they are, so a frame with several VLAN tags keeps
     /// its offloads, where the core's default, `vlan_features_check()`,
-    /// would strip them and segment it first).
-    pub(crate) const fn new<T: NetDevOps<Priv = P>>(ether: bool) -> Self {
-        let ops = bindings::net_device_ops {
-            ndo_init: Some(Adapter::<T>::init),
-            ndo_uninit: Some(Adapter::<T>::uninit),
-            ndo_open: Some(Adapter::<T>::open),
-            ndo_stop: Some(Adapter::<T>::stop),
-            ndo_start_xmit: Some(Adapter::<T>::start_xmit),
-            ndo_select_queue: Some(Adapter::<T>::select_queue),
-            ndo_get_stats64: Some(Adapter::<T>::get_stats64),
-            ndo_change_carrier: Some(Adapter::<T>::change_carrier),
-            ndo_fix_features: Some(Adapter::<T>::fix_features),
-            ..zeroed()
-        };
-        if ether {
-            Self(
-                bindings::net_device_ops {
-                    ndo_set_mac_address: Some(bindings::eth_mac_addr),
-                    ndo_validate_addr: Some(bindings::eth_validate_addr),
-                    ndo_features_check: Some(bindings::passthru_features_check),
-                    ..ops
-                },
-                PhantomData,
-            )
-        } else {
-            Self(ops, PhantomData)
-        }
+    /// would strip them and segment it first.
+    pub(crate) const fn passthru_features_check(mut self) -> Self {
+        self.0.ndo_features_check = Some(bindings::passthru_features_check);
+        self
     }
 }
 
@@ -990,8 +1336,7 @@ impl<T: NetDevOps> Adapter<T> {
     /// Called by the core, under rtnl, on a registered device of `T`'s.
     unsafe extern "C" fn open(dev: *mut bindings::net_device) -> c_int {
         // SAFETY: A registered device of `T`'s.
-        T::open(unsafe { NetDevice::from_raw(dev) });
-        0
+        from_result(|| T::open(unsafe { NetDevice::from_raw(dev) }).map(|()| 0))
     }
 
     /// # Safety
@@ -1064,6 +1409,15 @@ impl<T: NetDevOps> Adapter<T> {
 
     /// # Safety
     ///
+    /// Called by the core, under the device's address lock, on a
+    /// registered device of `T`'s.
+    unsafe extern "C" fn set_rx_mode(dev: *mut bindings::net_device) {
+        // SAFETY: A registered device of `T`'s.
+        T::set_rx_mode(unsafe { NetDevice::from_raw(dev) })
+    }
+
+    /// # Safety
+    ///
     /// Called by the core on a device of `T`'s with a valid `stats`.
     unsafe extern "C" fn get_stats64(
         dev: *mut bindings::net_device,
@@ -1089,7 +1443,8 @@ impl<T: NetDevOps> Adapter<T> {
 // ---------------------------------------------------------------------------
 // Allocation and registration.
 
-/// A device allocated but not registered yet. Dropping it frees it.
+/// A device allocated but not registered yet. Dropping it frees it. It
+/// derefs to the [`DevSetup`] of the device, to finish its set-up.
 ///
 /// # Invariants
 ///
@@ -1097,14 +1452,44 @@ impl<T: NetDevOps> Adapter<T> {
 /// registered; it is owned here alone.
 pub(crate) struct NetDeviceBuilder<P>(NonNull<bindings::net_device>, PhantomData<P>);
 
+impl<P> core::ops::Deref for NetDeviceBuilder<P> {
+    type Target = DevSetup<P>;
+
+    fn deref(&self) -> &DevSetup<P> {
+        // SAFETY: The unregistered device we own (type invariants).
+        unsafe { &*self.0.as_ptr().cast::<DevSetup<P>>() }
+    }
+}
+
+impl<P> core::ops::DerefMut for NetDeviceBuilder<P> {
+    fn deref_mut(&mut self) -> &mut DevSetup<P> {
+        // SAFETY: The unregistered device we own alone (type invariants),
+        // borrowed mutably with the builder.
+        unsafe { DevSetup::from_raw(self.0.as_ptr()) }
+    }
+}
+
+/// How a device's name was chosen (`NET_NAME_*`, sysfs `name_assign_type`).
+#[derive(Clone, Copy)]
+#[repr(u8)]
+pub(crate) enum NameAssign {
+    /// `NET_NAME_UNKNOWN`.
+    Unknown = bindings::NET_NAME_UNKNOWN as u8,
+    /// `NET_NAME_ENUM`: enumerated by the kernel (`dummy%d`).
+    // Used by rust_dummy (dummy.rs), not by rust_tun.
+    #[allow(dead_code)]
+    Enum = bindings::NET_NAME_ENUM as u8,
+}
+
 impl<P: Sync> NetDeviceBuilder<P> {
     /// `alloc_netdev_mqs()` with `D`'s set-up, `init` in the private area,
-    /// `link`'s ops, in namespace `net`.
+    /// `link`'s ops, in namespace `net` (`None`: the initial one).
     pub(crate) fn alloc<D: NetDriver<Priv = P>>(
         link: &'static LinkOps<P>,
         name: &CStr,
+        assign: NameAssign,
         queues: u32,
-        net: &NetNs,
+        net: Option<&NetNs>,
         init: impl PinInit<P, Error>,
     ) -> Result<Self> {
         const { assert!(core::mem::align_of::<P>() <= bindings::RTUN_NETDEV_ALIGN as usize) };
@@ -1113,7 +1498,7 @@ impl<P: Sync> NetDeviceBuilder<P> {
             bindings::alloc_netdev_mqs(
                 core::mem::size_of::<P>() as c_int,
                 name.as_char_ptr().cast(),
-                bindings::NET_NAME_UNKNOWN as u8,
+                assign as u8,
                 Some(setup::<D>),
                 queues,
                 queues,
@@ -1134,15 +1519,58 @@ impl<P: Sync> NetDeviceBuilder<P> {
         // so `link` (whose devices hold a `P`) may claim it.
         unsafe {
             (*p.as_ptr()).rtnl_link_ops = link.as_ptr();
-            bindings::rtun_dev_net_set(p.as_ptr(), net.0.as_ptr());
+            if let Some(net) = net {
+                bindings::rtun_dev_net_set(p.as_ptr(), net.0.as_ptr());
+            }
         }
         // INVARIANT: From here the private area holds a `P`; the builder
         // drops it until registration hands that job to `priv_destructor`.
         Ok(Self(p, PhantomData))
     }
 
+    /// `register_netdevice()`, which calls the ops' `ndo_init` (see
+    /// [`NetDevOps::init`]).
+    pub(crate) fn register<'g>(self, _rtnl: &mut Rtnl<'g>) -> Result<&'g NetDevice<P>> {
+        let p = core::mem::ManuallyDrop::new(self).0;
+        // SAFETY: rtnl held; the device is fully set up, its private area
+        // holds a `P` and is ours (the builder's, given up above); on
+        // failure `register_raw` dropped the `P`, and the device is freed.
+        unsafe {
+            if let Err(e) = register_raw::<P>(p.as_ptr()) {
+                bindings::free_netdev(p.as_ptr());
+                return Err(e);
+            }
+        }
+        // SAFETY: Registered now: freed, if at all, only in
+        // `rtnl_unlock()`, after `'g`.
+        Ok(unsafe { NetDevice::from_raw(p.as_ptr()) })
+    }
+}
+
+/// A device being set up: the argument of [`NetDriver::setup`], and what a
+/// [`NetDeviceBuilder`] derefs to. Its private area is not reachable from
+/// here (during `setup` it does not exist yet).
+///
+/// # Invariants
+///
+/// An unregistered device that the holder of the `&mut DevSetup` sets up
+/// alone; its ops, once set through this, are for devices holding a `P`.
+#[repr(transparent)]
+pub(crate) struct DevSetup<P>(Opaque<bindings::net_device>, PhantomData<P>);
+
+impl<P> DevSetup<P> {
+    /// # Safety
+    ///
+    /// `dev` is an unregistered device that nobody else touches for `'a`,
+    /// which will hold a `P` (its link ops or builder are for a `P`).
+    unsafe fn from_raw<'a>(dev: *mut bindings::net_device) -> &'a mut Self {
+        // SAFETY: `DevSetup` is transparent over `net_device`; as the
+        // caller guarantees.
+        unsafe { &mut *dev.cast() }
+    }
+
     fn dev(&mut self) -> *mut bindings::net_device {
-        self.0.as_ptr()
+        self.0.get()
     }
 
     /// Sets the device's `net_device_ops` (for devices holding a `P`).
@@ -1151,35 +1579,99 @@ impl<P: Sync> NetDeviceBuilder<P> {
         unsafe { (*self.dev()).netdev_ops = &ops.0 };
     }
 
-    /// A point-to-point L3 device (tun.c's TUN set-up): no link header or
-    /// address, MTU 1500, `ARPHRD_NONE`, `IFF_POINTOPOINT | IFF_NOARP |
-    /// IFF_MULTICAST`.
-    pub(crate) fn point_to_point(&mut self) {
+    /// Sets the device's `ethtool_ops` (for devices holding a `P`); without
+    /// them the core's defaults apply (`default_ethtool_ops`).
+    pub(crate) fn set_ethtool_ops(&mut self, ops: &'static EthtoolTable<P>) {
+        // SAFETY: We own the unregistered device.
+        unsafe { (*self.dev()).ethtool_ops = &ops.0 };
+    }
+
+    /// `ether_setup()`: an Ethernet device (link header, address length,
+    /// MTU 1500, `ARPHRD_ETHER`, `IFF_BROADCAST | IFF_MULTICAST`,
+    /// `IFF_TX_SKB_SHARING`, `tx_queue_len` 1000).
+    pub(crate) fn ether_setup(&mut self) {
+        // SAFETY: We own the unregistered device.
+        unsafe { bindings::ether_setup(self.dev()) }
+    }
+
+    /// `eth_hw_addr_random()`: a random locally administered address
+    /// (`NET_ADDR_RANDOM`).
+    pub(crate) fn eth_hw_addr_random(&mut self) {
+        // SAFETY: We own the unregistered device.
+        unsafe { bindings::rtun_eth_hw_addr_random(self.dev()) }
+    }
+
+    /// The link layer: `dev->type` (`ARPHRD_*`), `hard_header_len`,
+    /// `addr_len`.
+    pub(crate) fn set_link_layer(&mut self, type_: u32, hard_header_len: u16, addr_len: u8) {
         let dev = self.dev();
         // SAFETY: We own the unregistered device.
         unsafe {
-            (*dev).hard_header_len = 0;
-            (*dev).addr_len = 0;
-            (*dev).mtu = 1500;
-            (*dev).type_ = bindings::ARPHRD_NONE as u16;
-            (*dev).flags = bindings::RTUN_IFF_POINTOPOINT
-                | bindings::RTUN_IFF_NOARP
-                | bindings::RTUN_IFF_MULTICAST;
+            (*dev).type_ = type_ as u16;
+            (*dev).hard_header_len = hard_header_len;
+            (*dev).addr_len = addr_len;
         }
     }
 
-    /// An Ethernet device (`ether_setup()`) with a random address, which
-    /// may change while up (`IFF_LIVE_ADDR_CHANGE`) and does not share
-    /// transmitted skbs (no `IFF_TX_SKB_SHARING`): tun.c's TAP set-up.
-    pub(crate) fn ether(&mut self) {
-        let dev = self.dev();
+    /// `dev->hard_header_len`.
+    pub(crate) fn hard_header_len(&mut self) -> u16 {
         // SAFETY: We own the unregistered device.
-        unsafe {
-            bindings::ether_setup(dev);
-            bindings::rtun_netdev_priv_flags_clear(dev, bindings::RTUN_IFF_TX_SKB_SHARING);
-            bindings::rtun_netdev_priv_flags_set(dev, bindings::RTUN_IFF_LIVE_ADDR_CHANGE);
-            bindings::rtun_eth_hw_addr_random(dev);
-        }
+        unsafe { (*self.dev()).hard_header_len }
+    }
+
+    /// `dev->mtu`.
+    pub(crate) fn set_mtu(&mut self, mtu: u32) {
+        // SAFETY: We own the unregistered device.
+        unsafe { (*self.dev()).mtu = mtu };
+    }
+
+    /// `dev->flags` (`IFF_*`).
+    // Used by rust_dummy (dummy.rs), not by rust_tun.
+    #[allow(dead_code)]
+    pub(crate) fn flags(&mut self) -> u32 {
+        // SAFETY: We own the unregistered device.
+        unsafe { (*self.dev()).flags }
+    }
+
+    /// Sets `dev->flags` (`IFF_*`).
+    pub(crate) fn set_flags(&mut self, flags: u32) {
+        // SAFETY: We own the unregistered device.
+        unsafe { (*self.dev()).flags = flags };
+    }
+
+    /// Sets the bits of `flags` in `dev->priv_flags` (`IFF_LIVE_ADDR_CHANGE`,
+    /// `IFF_NO_QUEUE`, ...).
+    pub(crate) fn priv_flags_set(&mut self, flags: u32) {
+        // SAFETY: We own the unregistered device.
+        unsafe { bindings::rtun_netdev_priv_flags_set(self.dev(), flags) }
+    }
+
+    /// Clears the bits of `flags` in `dev->priv_flags`.
+    pub(crate) fn priv_flags_clear(&mut self, flags: u32) {
+        // SAFETY: We own the unregistered device.
+        unsafe { bindings::rtun_netdev_priv_flags_clear(self.dev(), flags) }
+    }
+
+    /// `dev->lltx = true`: lockless transmit, `ndo_start_xmit` runs
+    /// without the queue's lock (the driver updates `trans_start` itself,
+    /// [`NetDevice::txq_trans_cond_update`]).
+    pub(crate) fn set_lltx(&mut self) {
+        // SAFETY: We own the unregistered device.
+        unsafe { bindings::rtun_netdev_set_lltx(self.dev()) }
+    }
+
+    /// `dev->tx_queue_len`.
+    pub(crate) fn set_tx_queue_len(&mut self, len: u32) {
+        // SAFETY: We own the unregistered device.
+        unsafe { (*self.dev()).tx_queue_len = len };
+    }
+
+    /// `dev->hw_enc_features`: the offloads of encapsulated packets.
+    // Used by rust_dummy (dummy.rs), not by rust_tun.
+    #[allow(dead_code)]
+    pub(crate) fn set_hw_enc_features(&mut self, features: u64) {
+        // SAFETY: We own the unregistered device.
+        unsafe { (*self.dev()).hw_enc_features = features };
     }
 
     /// The device's offload features: what it may have (`hw_features`),
@@ -1215,44 +1707,43 @@ impl<P: Sync> NetDeviceBuilder<P> {
         unsafe { bindings::rtun_netdev_set_ip_tunnel_header_ops(self.dev()) };
     }
 
-    /// The MTU range: `min`, and `max_frame` less the link header.
-    pub(crate) fn set_mtu_range(&mut self, min: u32, max_frame: u32) {
+    /// The MTU range, `min_mtu` and `max_mtu` (0: no limit).
+    pub(crate) fn set_mtu_range(&mut self, min: u32, max: u32) {
         let dev = self.dev();
         // SAFETY: We own the unregistered device.
         unsafe {
             (*dev).min_mtu = min;
-            (*dev).max_mtu = max_frame - u32::from((*dev).hard_header_len);
+            (*dev).max_mtu = max;
         }
     }
+}
 
-    /// `register_netdevice()`, which calls the ops' `ndo_init` (see
-    /// [`NetDevOps::init`]).
-    ///
-    /// `priv_destructor` is set only once registration succeeded: on
-    /// failure `register_netdevice()` runs it on some paths and not on
-    /// others (not when the name is invalid), so the caller could not tell
-    /// whether the `P` was dropped. Unset, it never runs, and the failure
-    /// path below drops the `P` itself.
-    pub(crate) fn register<'g>(self, _rtnl: &mut Rtnl<'g>) -> Result<&'g NetDevice<P>> {
-        let p = core::mem::ManuallyDrop::new(self).0;
-        // SAFETY: rtnl held; the device is fully set up.
-        let err = unsafe { bindings::register_netdevice(p.as_ptr()) };
-        if err < 0 {
-            // SAFETY: Unregistered and ours; no destructor ran (none was
-            // set), so drop the `P` and free the memory.
-            unsafe {
-                free_priv::<P>(p.as_ptr());
-                bindings::free_netdev(p.as_ptr());
-            }
-            return Err(Error::from_errno(err));
-        }
-        // SAFETY: Registered, and rtnl is held, so nobody can unregister the
-        // device before its destructor is in place.
-        unsafe { (*p.as_ptr()).priv_destructor = Some(free_priv::<P>) };
-        // SAFETY: Registered now: freed, if at all, only in
-        // `rtnl_unlock()`, after `'g`.
-        Ok(unsafe { NetDevice::from_raw(p.as_ptr()) })
+/// `register_netdevice()` of a device whose private area holds a `P`,
+/// then its `priv_destructor`; on failure the `P` is dropped (the caller
+/// frees the device).
+///
+/// `priv_destructor` is set only once registration succeeded: on failure
+/// `register_netdevice()` runs it on some paths and not on others (not
+/// when the name is invalid), so the caller could not tell whether the `P`
+/// was dropped. Unset, it never runs, and the failure path drops the `P`.
+///
+/// # Safety
+///
+/// rtnl is held; `dev` is a fully set up, unregistered device of the
+/// caller's whose private area holds a `P`, which this takes over.
+unsafe fn register_raw<P>(dev: *mut bindings::net_device) -> Result {
+    // SAFETY: As the caller guarantees.
+    let err = unsafe { bindings::register_netdevice(dev) };
+    if err < 0 {
+        // SAFETY: Unregistered; no destructor ran (none was set), so the
+        // `P` is still there: drop it.
+        unsafe { free_priv::<P>(dev) };
+        return Err(Error::from_errno(err));
     }
+    // SAFETY: Registered, and rtnl is held, so nobody can unregister the
+    // device before its destructor is in place.
+    unsafe { (*dev).priv_destructor = Some(free_priv::<P>) };
+    Ok(())
 }
 
 impl<P> Drop for NetDeviceBuilder<P> {

@@ -5,7 +5,10 @@
 //! each CPU adds to its own copy with one `this_cpu_add()`; a reader sums
 //! the copies of every possible CPU, as `dev_fetch_sw_netstats()` does.
 
-use super::*;
+use super::inline;
+use crate::bindings;
+use core::ptr::{self, NonNull};
+use kernel::prelude::*;
 
 /// `N` per-CPU `u64` counters.
 ///

@@ -4,7 +4,15 @@
 //! (which tun.c's `tx_ring` is), without its batching, over two
 //! [`RawSpinLock`]s; its index arithmetic is `ring_logic.rs`, host-tested.
 
-use super::*;
+use super::inline;
+use super::skb::SkBuff;
+use super::sync::{BhDisabled, BhOff};
+use crate::bindings;
+use core::cell::UnsafeCell;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::prelude::*;
+use kernel::sync::lock::{Backend, Lock};
 
 #[path = "ring_logic.rs"]
 mod ring_logic;

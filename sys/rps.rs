@@ -5,9 +5,14 @@
 //! (`net_hotdata.rps_sock_flow_table`) or in a private one of the same
 //! layout, and reading an entry of the global one back.
 
-use super::*;
+use super::inline;
+use super::rcu;
+use crate::bindings;
 use core::alloc::Layout;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::alloc::{allocator::KVmalloc, Allocator};
+use kernel::prelude::*;
 
 mod private {
     /// Only `sys` says where a record step finds its table.
@@ -20,7 +25,7 @@ pub(crate) trait SockFlowTable: private::Sealed {
     /// The table, or null: the step's `rcu_dereference()`, inside its RCU
     /// read-side section. A non-null table is valid until `_rcu` ends.
     #[doc(hidden)]
-    fn table(&self, _rcu: &RcuReadGuard) -> *mut bindings::rps_sock_flow_table;
+    fn table(&self, _rcu: &rcu::Guard) -> *mut bindings::rps_sock_flow_table;
 }
 
 /// The global RFS table, `net_hotdata.rps_sock_flow_table` (set while
@@ -31,7 +36,7 @@ impl private::Sealed for GlobalFlowTable {}
 
 impl SockFlowTable for GlobalFlowTable {
     #[inline(always)]
-    fn table(&self, _rcu: &RcuReadGuard) -> *mut bindings::rps_sock_flow_table {
+    fn table(&self, _rcu: &rcu::Guard) -> *mut bindings::rps_sock_flow_table {
         // SAFETY: Inside `_rcu`; a published table stays valid until the
         // section ends (the sysctl frees a replaced one after a grace
         // period).
@@ -65,7 +70,7 @@ impl PrivateFlowTable {
     /// none (null, as the global pointer is) while there is no global one.
     pub(crate) fn like_global() -> Result<Self> {
         let mask = {
-            let rcu = RcuReadGuard::new();
+            let rcu = rcu::read_lock();
             let table = GlobalFlowTable.table(&rcu);
             if table.is_null() {
                 // INVARIANT: Null.
@@ -94,7 +99,7 @@ impl private::Sealed for PrivateFlowTable {}
 
 impl SockFlowTable for PrivateFlowTable {
     #[inline(always)]
-    fn table(&self, _rcu: &RcuReadGuard) -> *mut bindings::rps_sock_flow_table {
+    fn table(&self, _rcu: &rcu::Guard) -> *mut bindings::rps_sock_flow_table {
         // A READ_ONCE() of the pointer, as the global table's is read.
         self.0.load(Ordering::Relaxed)
     }
@@ -118,7 +123,7 @@ impl Drop for PrivateFlowTable {
 /// every configuration that has `CONFIG_RPS`).
 #[inline(always)]
 pub(crate) fn rps_record_sock_flow(t: &impl SockFlowTable, hash: u32) -> bool {
-    let rcu = RcuReadGuard::new();
+    let rcu = rcu::read_lock();
     let table = t.table(&rcu);
     if table.is_null() {
         return false;
@@ -140,7 +145,7 @@ pub(crate) fn rps_record_sock_flow(t: &impl SockFlowTable, hash: u32) -> bool {
 
 /// Reads the global RFS table's entry for `hash`, if there is a table.
 pub(crate) fn rps_sock_flow_entry(hash: u32) -> Option<u32> {
-    let rcu = RcuReadGuard::new();
+    let rcu = rcu::read_lock();
     let table = GlobalFlowTable.table(&rcu);
     if table.is_null() {
         return None;

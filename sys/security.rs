@@ -10,7 +10,12 @@
 //! Either way they are called through the one-line shims of
 //! `tun_helpers.c`.
 
-use super::*;
+use super::sock::Sock;
+use crate::bindings;
+use core::ffi::c_void;
+use core::ptr;
+use kernel::error::to_result;
+use kernel::prelude::*;
 
 /// `security_tun_dev_create()`: may the caller create a device? The LSM's
 /// errno if not.

@@ -1,28 +1,61 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Packets and user buffers: [`SkBuff`] (an owned `sk_buff`), [`Unfilled`]
-//! (one whose bytes are not written yet) and [`IovIter`].
+//! (one whose bytes are not written yet), [`IovIterSource`] and
+//! [`IovIterDest`] (7.3's `kernel::iov` shapes).
 
-use super::*;
+use super::inline;
+use super::netdev::NetDevice;
+use super::sync::BhDisabled;
+use crate::bindings;
+use core::ffi::{c_int, c_uint};
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+use kernel::prelude::*;
 
 // ---------------------------------------------------------------------------
 // iov_iter.
 
-/// The user buffer of one `read`/`write`/`readv`/`writev` call.
-pub(crate) struct IovIter(pub(super) *mut bindings::iov_iter);
+/// The user buffer of one `write`/`writev` call, which data is copied from
+/// (7.3's `kernel::iov::IovIterSource`).
+///
+/// # Invariants
+///
+/// A valid `iov_iter` of direction `ITER_SOURCE`, usable for `'data`.
+pub(crate) struct IovIterSource<'data>(
+    *mut bindings::iov_iter,
+    PhantomData<&'data mut bindings::iov_iter>,
+);
 
-impl IovIter {
+/// The user buffer of one `read`/`readv` call, which data is copied to
+/// (7.3's `kernel::iov::IovIterDest`).
+///
+/// # Invariants
+///
+/// A valid `iov_iter` of direction `ITER_DEST`, usable for `'data`.
+pub(crate) struct IovIterDest<'data>(
+    *mut bindings::iov_iter,
+    PhantomData<&'data mut bindings::iov_iter>,
+);
+
+impl IovIterSource<'_> {
     /// # Safety
     ///
-    /// `i` is valid for as long as the `IovIter` is used (a file
-    /// operation's iterator, during the operation).
+    /// `i` is a valid `ITER_SOURCE` iterator for as long as the result is
+    /// used (a file operation's iterator, during the operation).
     pub(super) unsafe fn from_raw(i: *mut bindings::iov_iter) -> Self {
-        Self(i)
+        // INVARIANT: As the caller guarantees.
+        Self(i, PhantomData)
+    }
+
+    /// The `iov_iter`.
+    pub(super) fn as_raw(&mut self) -> *mut bindings::iov_iter {
+        self.0
     }
 
     /// `iov_iter_count()`: bytes left.
     #[inline(always)]
-    pub(crate) fn count(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         // SAFETY: Valid for the call (type invariant of `from_raw`).
         unsafe { inline::iov_iter_count(self.0) }
     }
@@ -30,7 +63,7 @@ impl IovIter {
     /// `copy_from_iter_full()`: fills `buf` entirely or fails with `EFAULT`
     /// (leaving the iterator as it was).
     #[inline(always)]
-    pub(crate) fn copy_from(&mut self, buf: &mut [u8]) -> Result {
+    pub(crate) fn copy_from_iter_full(&mut self, buf: &mut [u8]) -> Result {
         // SAFETY: `buf` is valid for `buf.len()` bytes of writes; the
         // iterator is valid for the call.
         if unsafe { inline::copy_from_iter_full(buf.as_mut_ptr(), buf.len(), self.0) } {
@@ -40,8 +73,37 @@ impl IovIter {
         }
     }
 
+    /// `iov_iter_advance()`: skips `n` bytes.
+    pub(crate) fn advance(&mut self, n: usize) {
+        // SAFETY: A valid iterator; advancing past its end stops at it.
+        unsafe { bindings::iov_iter_advance(self.0, n) }
+    }
+}
+
+impl IovIterDest<'_> {
+    /// # Safety
+    ///
+    /// `i` is a valid `ITER_DEST` iterator for as long as the result is
+    /// used (a file operation's iterator, during the operation).
+    pub(super) unsafe fn from_raw(i: *mut bindings::iov_iter) -> Self {
+        // INVARIANT: As the caller guarantees.
+        Self(i, PhantomData)
+    }
+
+    /// `iov_iter_count()`: room left.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        // SAFETY: Valid for the call (type invariant of `from_raw`).
+        unsafe { inline::iov_iter_count(self.0) }
+    }
+
+    /// Whether no room is left.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// `copy_to_iter()` of all of `buf`, or `EFAULT`.
-    pub(crate) fn copy_to(&mut self, buf: &[u8]) -> Result {
+    pub(crate) fn copy_to_iter_full(&mut self, buf: &[u8]) -> Result {
         // SAFETY: `buf` is valid for `buf.len()` bytes of reads.
         let n = unsafe { inline::copy_to_iter(buf.as_ptr(), buf.len(), self.0) };
         if n == buf.len() {
@@ -59,7 +121,7 @@ impl IovIter {
 
     /// `skb_copy_datagram_iter()`: `len` bytes of `skb` from `offset`;
     /// `EFAULT` if user memory faults.
-    pub(crate) fn copy_skb(&mut self, skb: &SkBuff, offset: u32, len: u32) -> Result {
+    pub(crate) fn skb_copy_datagram_iter(&mut self, skb: &SkBuff, offset: u32, len: u32) -> Result {
         // SAFETY: `skb` is a valid skb we own; `offset + len <= skb.len()`
         // is checked by `skb_copy_datagram_iter` itself.
         let err = unsafe {
@@ -445,12 +507,17 @@ impl Unfilled {
 
     /// `skb_copy_datagram_from_iter()` of the whole packet: the skb, now
     /// filled, or `EFAULT` (the skb is dropped).
-    pub(crate) fn copy_from_iter(self, from: &mut IovIter) -> Result<SkBuff> {
+    pub(crate) fn copy_from_iter(self, from: &mut IovIterSource<'_>) -> Result<SkBuff> {
         let p = core::mem::ManuallyDrop::new(self).0.as_ptr();
         // SAFETY: The skb is ours; `len` bytes of head and fragments are
         // there to be written; the iterator is valid for the call.
         let err = unsafe {
-            bindings::skb_copy_datagram_from_iter(p, 0, from.0, inline::SKB_LEN.read(p) as c_int)
+            bindings::skb_copy_datagram_from_iter(
+                p,
+                0,
+                from.as_raw(),
+                inline::SKB_LEN.read(p) as c_int,
+            )
         };
         // SAFETY: Ours; filled if the copy succeeded, and dropped unread
         // otherwise (a `SkBuff`'s drop only frees it).

@@ -13,7 +13,17 @@
 //! socket pins the module (`proto.owner`), so the write-space callback
 //! below stays loaded while any packet can still call it.
 
-use super::*;
+use super::chrdev::Fasync;
+use super::napi::NapiState;
+use super::netdev::NetNs;
+use super::skb::{SkBuff, Unfilled};
+use super::sync::WaitQueue;
+use super::{inline, this_module, zeroed, KernelStatic};
+use crate::bindings;
+use core::ffi::{c_int, c_uint, c_ulong};
+use core::ptr::{self, NonNull};
+use kernel::error::to_result;
+use kernel::prelude::*;
 
 /// A driver's `struct proto` for its sockets, and the `struct proto_ops`
 /// their `struct socket`s point to: a `static`.

@@ -3,7 +3,9 @@
 //! Static keys as jump-label sites (`static_branch_unlikely!`), and a
 //! report of the module's jump entries as its text holds them now.
 
-use super::*;
+use crate::bindings;
+use core::ffi::c_void;
+use core::ptr;
 
 // ---------------------------------------------------------------------------
 // Static keys.

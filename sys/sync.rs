@@ -1,9 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Locking, RCU, rtnl, wait queues and timers: `SpinLockBh`, `RcuReadGuard`,
+//! Locking, RCU, rtnl, wait queues and timers: `SpinLockBh`,
 //! `RcuArc`, `Rtnl`, `WaitQueue`, `Timer`.
 
-use super::*;
+use super::{inline, rcu};
+use crate::bindings;
+use core::cell::UnsafeCell;
+use core::ffi::c_ulong;
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::prelude::*;
+use kernel::sync::lock::{Backend, Lock};
+use kernel::sync::{Arc, LockClassKey};
+use kernel::types::Opaque;
 
 // ---------------------------------------------------------------------------
 // Locks, RCU, rtnl.
@@ -57,26 +67,6 @@ macro_rules! new_spinlock_bh {
     };
 }
 pub(crate) use new_spinlock_bh;
-
-/// An RCU read-side critical section (`rcu_read_lock()` .. `rcu_read_unlock()`).
-pub(crate) struct RcuReadGuard(PhantomData<*mut ()>);
-
-impl RcuReadGuard {
-    /// Enters a read-side critical section until the guard is dropped.
-    #[inline(always)]
-    pub(crate) fn new() -> Self {
-        inline::rcu_read_lock();
-        Self(PhantomData)
-    }
-}
-
-impl Drop for RcuReadGuard {
-    #[inline(always)]
-    fn drop(&mut self) {
-        // SAFETY: Balances the `rcu_read_lock()` of `new`.
-        unsafe { inline::rcu_read_unlock() };
-    }
-}
 
 /// Proof that bottom halves are off: `ndo_start_xmit` runs so.
 pub(crate) struct BhOff(PhantomData<*mut ()>);
@@ -227,7 +217,7 @@ impl<T> RtnlLocked<T> {
 }
 
 /// An RCU-published, reference-counted pointer (`struct foo __rcu *` holding
-/// a reference), readable under [`RcuReadGuard`] and replaced under rtnl.
+/// a reference), readable under [`rcu::Guard`] and replaced under rtnl.
 ///
 /// # Invariants
 ///
@@ -331,7 +321,7 @@ impl<T> RcuArc<T> {
     }
 
     /// `rcu_dereference()`: the object, valid for the read-side section.
-    pub(crate) fn get<'a>(&'a self, _rcu: &'a RcuReadGuard) -> Option<&'a T> {
+    pub(crate) fn get<'a>(&'a self, _rcu: &'a rcu::Guard) -> Option<&'a T> {
         let p = self.ptr.load(Ordering::Acquire);
         // SAFETY: Non-null pointers own a reference (type invariant), and a
         // replaced pointer is only released after a grace period

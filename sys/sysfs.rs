@@ -9,7 +9,12 @@
 //! area `P`, so a group can only be installed on devices its `show`s can
 //! read.
 
-use super::*;
+use super::netdev::NetDevice;
+use super::{zeroed, KernelStatic, ZeroIsValid};
+use crate::bindings;
+use core::marker::PhantomData;
+use core::ptr;
+use kernel::prelude::*;
 
 /// The text of one attribute: at most a page, as `sysfs_emit()` allows.
 pub(crate) struct SysfsBuf<'a> {

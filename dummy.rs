@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rust_dummy: `drivers/net/dummy.c` (6.12) in Rust, a net device that
+//! counts and discards every packet sent to it.
+//!
+//! The second driver on rust_tun's `sys/` layer, built by the same `make`
+//! from the same sources, to show that the layer is generic: this crate
+//! root includes the shared bindings and `sys/` unchanged and has no
+//! `unsafe` of its own. It registers the rtnl link kind `dummy` (as
+//! dummy.ko does, so that one test drives either; only one of the two can
+//! be loaded at a time), creates `numdummies` devices `dummy%d` at load,
+//! and `ip link add NAME type dummy` creates more. Functions keep
+//! dummy.c's names. Where it differs:
+//!
+//! - per-CPU counters: dummy.c's `dev_lstats` (`NETDEV_PCPU_STAT_LSTATS`,
+//!   set in `dummy_dev_init()`, read by `dummy_get_stats64()`) become the
+//!   layer's `tstats` (`NETDEV_PCPU_STAT_TSTATS`, which every device of the
+//!   layer has): the same transmit packet and byte counts, which the core's
+//!   default `dev_get_tstats64()` reports, so neither `ndo_init` nor
+//!   `ndo_get_stats64` is needed;
+//! - `netdev_lockdep_set_classes()` (lockdep classes for the queues'
+//!   `_xmit_lock`, which a lockless-transmit device never takes) is not
+//!   called;
+//! - the module takes rtnl but not `pernet_ops_rwsem` around its set-up
+//!   (`rtnl_link_register()` takes both itself), and has no
+//!   `MODULE_ALIAS_RTNL_LINK("dummy")`, so `ip link add ... type dummy`
+//!   never loads it in dummy.ko's place.
+//!
+//! `dummy_ethtool_ops` (only `ethtool_op_get_ts_info`) is what the core
+//! gives a device without ethtool ops, so none are set; `ethtool -i` then
+//! reports the link kind and the kernel release, as for dummy.ko.
+
+use kernel::c_str;
+use kernel::prelude::*;
+
+mod bindings;
+// The layer is rust_tun's: this driver uses a part of it, and what it does
+// not use is dead code here.
+#[allow(dead_code, unused_imports, unused_macros)]
+mod sys;
+
+use sys::{
+    errno, is_valid_ether_addr, BhOff, DevOps, DevSetup, LinkAttrs, LinkOps, LinkOpsRegistration,
+    NameAssign, NetDevOps, NetDevice, NetDeviceBuilder, NetDriver, Rtnl, SkBuff, TxResult,
+    ETH_ALEN,
+};
+
+#[cfg(not(target_arch = "x86_64"))]
+compile_error!("rust_dummy builds where rust_tun does (sys/ is x86_64 code)");
+
+module! {
+    type: RustDummy,
+    name: "rust_dummy",
+    author: "rust-tun developers",
+    description: "Dummy netdevice driver which discards all packets sent to it",
+    license: "GPL",
+}
+
+/// A dummy device: no private data (dummy.c's `priv_size` 0).
+type DummyDev = NetDevice<()>;
+
+/// `dummy_netdev_ops`.
+struct DummyNetDev;
+
+#[vtable]
+impl NetDevOps for DummyNetDev {
+    type Priv = ();
+
+    /// `dummy_xmit()`: count, time-stamp, free.
+    fn start_xmit(mut skb: SkBuff, dev: &DummyDev, _bh: &BhOff) -> TxResult {
+        dev.sw_netstats_tx_add(skb.len());
+        skb.tx_timestamp();
+        skb.consume();
+        TxResult::Ok
+    }
+
+    /// `set_multicast_list()`: fake multicast ability.
+    fn set_rx_mode(_dev: &DummyDev) {}
+
+    /// `dummy_change_carrier()`.
+    fn change_carrier(dev: &DummyDev, new_carrier: bool) -> Result {
+        if new_carrier {
+            dev.carrier_on();
+        } else {
+            dev.carrier_off();
+        }
+        Ok(())
+    }
+}
+
+/// `dummy_netdev_ops`, with `eth_validate_addr` and `eth_mac_addr`.
+static DUMMY_NETDEV_OPS: DevOps<()> = DevOps::new::<DummyNetDev>().eth_addr();
+
+/// The driver as rtnetlink sees it (`dummy_link_ops`).
+struct Dummy;
+
+#[vtable]
+impl NetDriver for Dummy {
+    type Priv = ();
+
+    /// `dummy_setup()`.
+    fn setup(dev: &mut DevSetup<()>) {
+        use bindings as b;
+        dev.ether_setup();
+
+        // Initialize the device structure.
+        dev.set_ops(&DUMMY_NETDEV_OPS);
+
+        // Fill in device structure with ethernet-generic values.
+        let flags = dev.flags();
+        dev.set_flags((flags | b::RTUN_IFF_NOARP) & !b::RTUN_IFF_MULTICAST);
+        dev.priv_flags_set(b::RTUN_IFF_LIVE_ADDR_CHANGE | b::RTUN_IFF_NO_QUEUE);
+        dev.set_lltx();
+        let features = b::RTUN_NETIF_F_SG
+            | b::RTUN_NETIF_F_FRAGLIST
+            | b::RTUN_NETIF_F_GSO_SOFTWARE
+            | b::RTUN_NETIF_F_HW_CSUM
+            | b::RTUN_NETIF_F_HIGHDMA
+            | b::RTUN_NETIF_F_GSO_ENCAP_ALL;
+        // A fresh device has no features, hence `hw_features |= features`
+        // and `hw_enc_features |= features` are these (no VLAN features).
+        dev.set_features(features, features, 0);
+        dev.set_hw_enc_features(features);
+        dev.eth_hw_addr_random();
+
+        dev.set_mtu_range(0, 0);
+    }
+
+    /// `dummy_validate()`.
+    fn validate(attrs: &LinkAttrs<'_>) -> Result {
+        if let Some(addr) = attrs.address() {
+            let addr: &[u8; ETH_ALEN] = addr.try_into().map_err(|_| EINVAL)?;
+            if !is_valid_ether_addr(addr) {
+                return Err(errno::EADDRNOTAVAIL());
+            }
+        }
+        Ok(())
+    }
+
+    /// `ip link add ... type dummy`: nothing to set up beyond
+    /// `dummy_setup()` (dummy.c has no `newlink`; the core registers).
+    fn newlink(_attrs: &LinkAttrs<'_>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// `dummy_link_ops`.
+static DUMMY_LINK_OPS: LinkOps<()> = LinkOps::new::<Dummy>(c_str!("dummy"));
+
+/// `dummy_init_one()`.
+fn dummy_init_one(rtnl: &mut Rtnl<'_>) -> Result {
+    let dev = NetDeviceBuilder::alloc::<Dummy>(
+        &DUMMY_LINK_OPS,
+        c_str!("dummy%d"),
+        NameAssign::Enum,
+        1,
+        None,
+        (),
+    )?;
+    dev.register(rtnl)?;
+    Ok(())
+}
+
+struct RustDummy {
+    _link: LinkOpsRegistration<()>,
+}
+
+impl kernel::Module for RustDummy {
+    /// `dummy_init_module()`: the link kind, then `numdummies` devices; if
+    /// one fails, the kind goes again, with the devices made so far.
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let link = LinkOpsRegistration::register(&DUMMY_LINK_OPS)?;
+        Rtnl::with(|rtnl| -> Result {
+            for _ in 0..sys::param_numdummies() {
+                dummy_init_one(rtnl)?;
+                sys::cond_resched();
+            }
+            Ok(())
+        })?;
+        Ok(Self { _link: link })
+    }
+}

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rust_dummy's module parameter, as drivers/net/dummy.c declares it (6.12's
+ * Rust module! has no parameters), read by the driver through
+ * rtun_param_numdummies() (tun_helpers.h).
+ */
+#include <linux/moduleparam.h>
+
+#include "tun_helpers.h"
+
+/* Number of dummy devices to be set up by this module. */
+static int numdummies = 1;
+module_param(numdummies, int, 0);
+MODULE_PARM_DESC(numdummies, "Number of dummy pseudo devices");
+int rtun_param_numdummies(void) { return READ_ONCE(numdummies); }
