@@ -26,8 +26,9 @@
 //!   `MODULE_ALIAS_RTNL_LINK("dummy")`, so `ip link add ... type dummy`
 //!   never loads it in dummy.ko's place.
 //!
-//! `dummy_ethtool_ops` (only `ethtool_op_get_ts_info`) is what the core
-//! gives a device without ethtool ops, so none are set; `ethtool -i` then
+//! `dummy_ethtool_ops` has only `get_ts_info = ethtool_op_get_ts_info`
+//! (software transmit time stamps, which the core's default does not
+//! report): so has ours, and no `get_drvinfo`, so that `ethtool -i`
 //! reports the link kind and the kernel release, as for dummy.ko.
 
 use kernel::c_str;
@@ -40,7 +41,7 @@ mod bindings;
 mod sys;
 
 use sys::{
-    errno, is_valid_ether_addr, BhOff, DevOps, DevSetup, LinkAttrs, LinkOps, LinkOpsRegistration,
+    errno, is_valid_ether_addr, BhOff, DevOps, DevSetup, EthtoolOps, EthtoolTable, LinkAttrs, LinkOps, LinkOpsRegistration,
     NameAssign, NetDevOps, NetDevice, NetDeviceBuilder, NetDriver, Rtnl, SkBuff, TxResult,
     ETH_ALEN,
 };
@@ -91,6 +92,17 @@ impl NetDevOps for DummyNetDev {
 /// `dummy_netdev_ops`, with `eth_validate_addr` and `eth_mac_addr`.
 static DUMMY_NETDEV_OPS: DevOps<()> = DevOps::new::<DummyNetDev>().eth_addr();
 
+/// `dummy_ethtool_ops`.
+struct DummyEthtool;
+
+#[vtable]
+impl EthtoolOps for DummyEthtool {
+    type Priv = ();
+    const GET_TS_INFO: bool = true;
+}
+
+static DUMMY_ETHTOOL_OPS: EthtoolTable<()> = EthtoolTable::new::<DummyEthtool>();
+
 /// The driver as rtnetlink sees it (`dummy_link_ops`).
 struct Dummy;
 
@@ -105,6 +117,7 @@ impl NetDriver for Dummy {
 
         // Initialize the device structure.
         dev.set_ops(&DUMMY_NETDEV_OPS);
+        dev.set_ethtool_ops(&DUMMY_ETHTOOL_OPS);
 
         // Fill in device structure with ethernet-generic values.
         let flags = dev.flags();
