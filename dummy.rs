@@ -41,9 +41,9 @@ mod bindings;
 mod sys;
 
 use sys::{
-    errno, is_valid_ether_addr, BhOff, DevOps, DevSetup, EthtoolOps, EthtoolTable, LinkAttrs, LinkOps, LinkOpsRegistration,
-    NameAssign, NetDevOps, NetDevice, NetDeviceBuilder, NetDriver, Rtnl, SkBuff, TxResult,
-    ETH_ALEN,
+    errno, is_valid_ether_addr, BhOff, DevOps, DevSetup, EthtoolOps, EthtoolTable, LinkAttrs,
+    LinkOps, LinkOpsRegistration, NameAssign, NetDevOps, NetDevice, NetDeviceBuilder, NetDriver,
+    Rtnl, SkBuff, TxResult, ETH_ALEN,
 };
 
 #[cfg(not(target_arch = "x86_64"))]
