@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The module's parameters (declared with `module_param()` in
-//! `tun_helpers.c`: 6.12's `module!` has no parameters).
+//! `params.c`: 6.12's `module!` has no parameters).
 
 /// The `unguarded` parameter, READ_ONCE.
 pub(crate) fn param_unguarded() -> bool {

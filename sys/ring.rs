@@ -36,14 +36,17 @@ unsafe impl Backend for RawSpinLockBackend {
 
     #[inline(always)]
     unsafe fn lock(ptr: *mut Self::State) {
+        // CAST: The kernel crate's binding of `spinlock_t` and ours are
+        // the same C type.
         // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
-        unsafe { inline::spin_lock(ptr) }
+        unsafe { bindings::spin_lock(ptr.cast()) }
     }
 
     #[inline(always)]
     unsafe fn unlock(ptr: *mut Self::State, _guard_state: &()) {
+        // CAST: As in `lock`.
         // SAFETY: The caller guarantees it holds the lock at `ptr`.
-        unsafe { inline::spin_unlock(ptr) }
+        unsafe { bindings::spin_unlock(ptr.cast()) }
     }
 }
 

@@ -16,7 +16,7 @@ use super::*;
 /// errno if not.
 pub(crate) fn security_tun_dev_create() -> Result {
     // SAFETY: Process context; the hook takes no arguments.
-    to_result(unsafe { bindings::rtun_security_tun_dev_create() })
+    to_result(unsafe { bindings::security_tun_dev_create() })
 }
 
 /// A device's LSM blob (tun.c's `tun->security`): allocated by
@@ -46,7 +46,7 @@ impl TunSecurity {
         let mut blob = ptr::null_mut();
         // SAFETY: Process context; `blob` is written on success, left or
         // reset to null on failure (when nothing is ours to free).
-        to_result(unsafe { bindings::rtun_security_tun_dev_alloc_security(&mut blob) })?;
+        to_result(unsafe { bindings::security_tun_dev_alloc_security(&mut blob) })?;
         // INVARIANT: The blob just allocated, ours.
         Ok(Self(Some(blob)))
     }
@@ -59,7 +59,7 @@ impl TunSecurity {
     /// device (SELinux: relabel it to the caller)?
     pub(crate) fn open(&self) -> Result {
         // SAFETY: Process context; the blob is ours (or null) and alive.
-        to_result(unsafe { bindings::rtun_security_tun_dev_open(self.blob()) })
+        to_result(unsafe { bindings::security_tun_dev_open(self.blob()) })
     }
 
     /// `security_tun_dev_attach()`: a file's socket is being attached to
@@ -67,14 +67,14 @@ impl TunSecurity {
     pub(crate) fn attach(&self, sock: &Sock) -> Result {
         // SAFETY: Process context; the socket is live (`sock` holds it) and
         // the blob ours (or null) and alive.
-        to_result(unsafe { bindings::rtun_security_tun_dev_attach(sock.sk(), self.blob()) })
+        to_result(unsafe { bindings::security_tun_dev_attach(sock.sk(), self.blob()) })
     }
 
     /// `security_tun_dev_attach_queue()`: may the caller re-attach a
     /// detached queue (`TUNSETQUEUE`)?
     pub(crate) fn attach_queue(&self) -> Result {
         // SAFETY: Process context; the blob is ours (or null) and alive.
-        to_result(unsafe { bindings::rtun_security_tun_dev_attach_queue(self.blob()) })
+        to_result(unsafe { bindings::security_tun_dev_attach_queue(self.blob()) })
     }
 }
 
@@ -84,7 +84,7 @@ impl Drop for TunSecurity {
         if let Some(blob) = self.0 {
             // SAFETY: Our blob (type invariants), freed once: it goes with
             // `self`.
-            unsafe { bindings::rtun_security_tun_dev_free_security(blob) };
+            unsafe { bindings::security_tun_dev_free_security(blob) };
         }
     }
 }

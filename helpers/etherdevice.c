@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/etherdevice.h>
+
+__rtun_helper void rtun_helper_eth_hw_addr_random(struct net_device *dev)
+{
+	eth_hw_addr_random(dev);
+}

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The module's parameters, declared with module_param() (6.12's Rust
+ * module! has none), and their readers. Real C, not wrappers of inline
+ * functions (those are helpers/).
+ */
+#include <linux/jiffies.h>
+#include <linux/moduleparam.h>
+
+#include "params.h"
+
+static bool unguarded;
+module_param(unguarded, bool, 0644);
+MODULE_PARM_DESC(unguarded,
+		 "Devices created while this is set behave like tun before the rps_needed/rfs_needed patches: they compute the RPS flow hash on every transmit and record every RFS flow, whatever the static keys say (for side-by-side benchmarks; default: off)");
+bool rtun_param_unguarded(void) { return READ_ONCE(unguarded); }
+
+static bool dropin;
+module_param(dropin, bool, 0444);
+MODULE_PARM_DESC(dropin,
+		 "Stand in for tun.ko: register /dev/net/tun (misc minor 200), the rtnl link kind \"tun\" and tun's device names and identity, so unmodified clients and `ip tuntap` use rust_tun. Loading fails (EBUSY/EEXIST) while tun.ko holds them (default: off, side by side with tun.ko as /dev/net/rust_tun, kind rust_tun)");
+bool rtun_param_dropin(void) { return READ_ONCE(dropin); }
+
+/*
+ * tun.c's ageing_time is TUN_FLOW_EXPIRE (3 s), fixed. rust_tun takes it
+ * from this parameter at device creation (default the same 3 s); a value
+ * outside 100 ms .. 10 min is refused with EINVAL and the old one stays.
+ */
+static unsigned int flow_ageing_ms = 3000;
+static int rtun_set_flow_ageing_ms(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 100, 600000);
+}
+static const struct kernel_param_ops rtun_flow_ageing_ops = {
+	.set = rtun_set_flow_ageing_ms,
+	.get = param_get_uint,
+};
+module_param_cb(flow_ageing_ms, &rtun_flow_ageing_ops, &flow_ageing_ms, 0644);
+MODULE_PARM_DESC(flow_ageing_ms,
+		 "Devices created while this is N age out their flow-table entries N ms after a flow's last packet (tun.c's ageing_time, TUN_FLOW_EXPIRE: default 3000; 100 to 600000)");
+unsigned long rtun_param_flow_ageing(void) { return msecs_to_jiffies(READ_ONCE(flow_ageing_ms)); }
