@@ -39,13 +39,17 @@ pub(crate) fn in_egroup(kgid: u32) -> bool {
 /// user namespace sees it (the overflow uid if unmapped).
 pub(crate) fn from_kuid_munged(kuid: u32) -> u32 {
     // SAFETY: Process context.
-    unsafe { bindings::from_kuid_munged(bindings::current_user_ns(), bindings::kuid_t { val: kuid }) }
+    unsafe {
+        bindings::from_kuid_munged(bindings::current_user_ns(), bindings::kuid_t { val: kuid })
+    }
 }
 
 /// `from_kgid_munged(current_user_ns(), kgid)`.
 pub(crate) fn from_kgid_munged(kgid: u32) -> u32 {
     // SAFETY: Process context.
-    unsafe { bindings::from_kgid_munged(bindings::current_user_ns(), bindings::kgid_t { val: kgid }) }
+    unsafe {
+        bindings::from_kgid_munged(bindings::current_user_ns(), bindings::kgid_t { val: kgid })
+    }
 }
 
 /// `capable(CAP_NET_ADMIN)`, in the initial user namespace.

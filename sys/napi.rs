@@ -423,8 +423,16 @@ impl Sock {
                     return Err(ENOMEM);
                 }
                 let page = bindings::virt_to_head_page(frag);
-                let off = frag.cast::<u8>().offset_from(bindings::page_address(page).cast::<u8>());
-                bindings::skb_fill_page_desc(p, (i - 1) as c_int, page, off as c_int, fragsz as c_int);
+                let off = frag
+                    .cast::<u8>()
+                    .offset_from(bindings::page_address(page).cast::<u8>());
+                bindings::skb_fill_page_desc(
+                    p,
+                    (i - 1) as c_int,
+                    page,
+                    off as c_int,
+                    fragsz as c_int,
+                );
             }
         }
         Ok(NapiFragsUnfilled {

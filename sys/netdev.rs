@@ -201,7 +201,12 @@ impl<P> NetDevice<P> {
     pub(crate) fn net_is_init(&self) -> bool {
         // SAFETY: Valid device; `dev_net` is stable under rtnl (moves
         // happen under rtnl) and a plain read otherwise.
-        unsafe { bindings::net_eq(bindings::dev_net(self.as_ptr()), ptr::addr_of!(bindings::init_net)) }
+        unsafe {
+            bindings::net_eq(
+                bindings::dev_net(self.as_ptr()),
+                ptr::addr_of!(bindings::init_net),
+            )
+        }
     }
 
     /// The inode number of the device's network namespace (`ip netns
@@ -1303,7 +1308,9 @@ impl NetNs {
     /// `ns_capable(net->user_ns, CAP_NET_ADMIN)`.
     pub(crate) fn capable_net_admin(&self) -> bool {
         // SAFETY: Valid namespace; process context.
-        unsafe { bindings::ns_capable((*self.0.as_ptr()).user_ns, bindings::CAP_NET_ADMIN as c_int) }
+        unsafe {
+            bindings::ns_capable((*self.0.as_ptr()).user_ns, bindings::CAP_NET_ADMIN as c_int)
+        }
     }
 }
 

@@ -321,7 +321,11 @@ impl SkBuff {
             let skb = self.as_ptr();
             bindings::skb_reset_mac_header(skb);
             (*skb_headers(skb)).protocol = protocol_be;
-            (*skb).__bindgen_anon_1.__bindgen_anon_1.__bindgen_anon_1.dev = dev.as_ptr();
+            (*skb)
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .dev = dev.as_ptr();
         }
     }
 
@@ -355,7 +359,8 @@ impl SkBuff {
     #[inline(always)]
     pub(crate) fn orphan_frags_rx(&mut self) -> Result {
         // SAFETY: An skb we own; the gfp of `ndo_start_xmit` context.
-        let err = unsafe { bindings::skb_orphan_frags_rx(self.as_ptr(), bindings::RTUN_GFP_ATOMIC) };
+        let err =
+            unsafe { bindings::skb_orphan_frags_rx(self.as_ptr(), bindings::RTUN_GFP_ATOMIC) };
         if err == 0 {
             Ok(())
         } else {
@@ -450,9 +455,7 @@ impl Unfilled {
         let p = core::mem::ManuallyDrop::new(self).0.as_ptr();
         // SAFETY: The skb is ours; `len` bytes of head and fragments are
         // there to be written; the iterator is valid for the call.
-        let err = unsafe {
-            bindings::skb_copy_datagram_from_iter(p, 0, from.0, (*p).len as c_int)
-        };
+        let err = unsafe { bindings::skb_copy_datagram_from_iter(p, 0, from.0, (*p).len as c_int) };
         // SAFETY: Ours; filled if the copy succeeded, and dropped unread
         // otherwise (a `SkBuff`'s drop only frees it).
         let skb = unsafe { SkBuff::from_raw(p) };

@@ -261,7 +261,12 @@ impl Sock {
     /// next freed packet wakes it; whether it was flagged already.
     pub(crate) fn test_and_set_nospace(&self) -> bool {
         // SAFETY: A live socket with its `struct socket`.
-        unsafe { bindings::test_and_set_bit(bindings::SOCKWQ_ASYNC_NOSPACE.into(), nospace_word(self.sk())) }
+        unsafe {
+            bindings::test_and_set_bit(
+                bindings::SOCKWQ_ASYNC_NOSPACE.into(),
+                nospace_word(self.sk()),
+            )
+        }
     }
 
     /// Whether a classic BPF filter is attached.
@@ -408,7 +413,8 @@ pub(super) fn open_netns(net: *mut bindings::net) -> Result<isize> {
         if !bindings::ns_capable((*net).user_ns, bindings::CAP_NET_ADMIN as c_int) {
             return Err(EPERM);
         }
-        let fd = bindings::open_related_ns(ptr::addr_of_mut!((*net).ns), Some(bindings::get_net_ns));
+        let fd =
+            bindings::open_related_ns(ptr::addr_of_mut!((*net).ns), Some(bindings::get_net_ns));
         to_result(fd)?;
         Ok(fd as isize)
     }
