@@ -74,6 +74,18 @@ macro_rules! static_branch_unlikely {
 }
 pub(crate) use static_branch_unlikely;
 
+// Keys of another type than `static_key_false` must not compile
+// (`scripts/compile-fail.sh`): a plain variable, and a field of a struct
+// that is not a key.
+#[cfg(rtun_compile_fail = "static_key_of_other_type")]
+fn static_key_of_other_type() -> bool {
+    static_branch_unlikely!(bindings::jiffies)
+}
+#[cfg(rtun_compile_fail = "static_key_field_of_other_type")]
+fn static_key_field_of_other_type() -> bool {
+    static_branch_unlikely!(bindings::net_hotdata, bindings::net_hotdata, rps_cpu_mask)
+}
+
 /// Whether the guards are jump-label sites in this build
 /// (`CONFIG_JUMP_LABEL`); otherwise they read the keys' counts.
 pub(crate) const JUMP_LABELS: bool = cfg!(CONFIG_JUMP_LABEL);
