@@ -7,8 +7,8 @@
 //! `CONFIG_SECURITY_NETWORK` these are the LSM framework's functions (the
 //! blob is what the active LSMs asked for, null if none; SELinux checks its
 //! `tun_socket` permissions in them); without it they are empty inlines.
-//! Either way they are called through the one-line shims of
-//! `tun_helpers.c`.
+//! Either way they are called through the one-line helpers of
+//! `helpers/security.c`.
 
 use super::*;
 
