@@ -221,9 +221,8 @@ impl Sock {
         // SAFETY: As above.
         unsafe { bindings::spin_lock_bh(lock) };
         if self.1.get() != State::Enabled {
-            // SAFETY: Locked above, in this function.
+            // SAFETY: Locked above, in this function (`skb` drops after).
             unsafe { bindings::spin_unlock_bh(lock) };
-            drop(skb);
             return Err(EBUSY);
         }
         // SAFETY: The queue is locked and takes the packet's ownership;
@@ -263,11 +262,7 @@ unsafe extern "C" fn sock_napi_poll(napi: *mut bindings::napi_struct, budget: c_
     // initialised before use and empty (every packet spliced back or
     // handed to GRO) when it goes out of scope.
     unsafe {
-        // `container_of(napi, struct rtun_sock, napi)`.
-        let rs = napi
-            .cast::<u8>()
-            .sub(core::mem::offset_of!(bindings::rtun_sock, napi))
-            .cast::<bindings::rtun_sock>();
+        let rs = kernel::container_of!(napi, bindings::rtun_sock, napi).cast_mut();
         let q = ptr::addr_of_mut!((*rs).sk.sk_write_queue);
         let lock = ptr::addr_of_mut!((*q).lock);
         bindings::__skb_queue_head_init(process);
@@ -388,15 +383,11 @@ impl Sock {
         let it = from.0;
         // SAFETY: `from` is valid for the call; these read its type and
         // segment count.
-        let (plain, nr_segs) = unsafe {
-            (
-                bindings::iter_is_iovec(it) || bindings::iter_is_ubuf(it),
-                (*it).__bindgen_anon_2.nr_segs,
-            )
-        };
-        if !plain {
+        if !unsafe { bindings::iter_is_iovec(it) || bindings::iter_is_ubuf(it) } {
             return Err(EINVAL);
         }
+        // SAFETY: As above.
+        let nr_segs = unsafe { (*it).__bindgen_anon_2.nr_segs };
         if nr_segs > bindings::RTUN_MAX_SKB_FRAGS as c_ulong + 1 || len > FRAGS_MAX_LEN {
             return Err(errno::EMSGSIZE());
         }
@@ -423,16 +414,9 @@ impl Sock {
                     return Err(ENOMEM);
                 }
                 let page = bindings::virt_to_head_page(frag);
-                let off = frag
-                    .cast::<u8>()
-                    .offset_from(bindings::page_address(page).cast::<u8>());
-                bindings::skb_fill_page_desc(
-                    p,
-                    (i - 1) as c_int,
-                    page,
-                    off as c_int,
-                    fragsz as c_int,
-                );
+                let base = bindings::page_address(page).cast::<u8>();
+                let off = frag.cast::<u8>().offset_from(base) as c_int;
+                bindings::skb_fill_page_desc(p, (i - 1) as c_int, page, off, fragsz as c_int);
             }
         }
         Ok(NapiFragsUnfilled {
