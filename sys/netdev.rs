@@ -79,12 +79,18 @@ impl<P> NetDevice<P> {
 
     /// `dev_sw_netstats_rx_add()`: one packet of `len` bytes received, on
     /// this CPU's counters (every device of a [`NetDriver`] has per-CPU
-    /// counters, `NETDEV_PCPU_STAT_TSTATS`, from registration on).
+    /// counters, `NETDEV_PCPU_STAT_TSTATS`, from registration on; before,
+    /// `dev->tstats` is null and nothing is counted).
     #[inline(always)]
     pub(crate) fn sw_netstats_rx_add(&self, len: u32) {
         // SAFETY: A live device set up by `setup()` (per-CPU counters), of
-        // which the caller holds a reference or runs a callback (`&self`).
-        unsafe { bindings::dev_sw_netstats_rx_add(self.as_ptr(), len) }
+        // which the caller holds a reference or runs a callback (`&self`);
+        // the counters, once allocated, live until after the last reference.
+        unsafe {
+            if !(*self.as_ptr()).__bindgen_anon_2.tstats.is_null() {
+                bindings::dev_sw_netstats_rx_add(self.as_ptr(), len)
+            }
+        }
     }
 
     /// `dev_sw_netstats_tx_add()` of one packet of `len` bytes sent (the
@@ -92,7 +98,11 @@ impl<P> NetDevice<P> {
     #[inline(always)]
     pub(crate) fn sw_netstats_tx_add(&self, len: u32) {
         // SAFETY: As `sw_netstats_rx_add`.
-        unsafe { bindings::dev_sw_netstats_tx_add(self.as_ptr(), 1, len) }
+        unsafe {
+            if !(*self.as_ptr()).__bindgen_anon_2.tstats.is_null() {
+                bindings::dev_sw_netstats_tx_add(self.as_ptr(), 1, len)
+            }
+        }
     }
 
     /// `dev_core_stats_rx_dropped_inc()`: the core's per-CPU drop counter
