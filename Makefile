@@ -23,7 +23,7 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) ARCH=x86_64 \
 	rust_allowed_features=$(RUST_ALLOWED)
 
 RUSTFMT ?= /usr/bin/rustfmt
-RS_SRCS := $(filter-out %/bindings_generated.rs,$(wildcard $(CURDIR)/*.rs $(CURDIR)/sys/*.rs))
+RS_SRCS := $(filter-out %/bindings_generated.rs %/helpers_generated.rs,$(wildcard $(CURDIR)/*.rs $(CURDIR)/sys/*.rs))
 
 all: modules
 
@@ -33,7 +33,8 @@ all: modules
 define kdir_stamp
 	@if [ "$$(cat $(1)/.kdir-stamp 2>/dev/null)" != "$(KDIR)" ]; then \
 		$(KMAKE) M=$(1) clean >/dev/null; \
-		rm -f $(1)/bindings_generated.rs $(1)/.bindings_generated.rs.cmd; \
+		rm -f $(1)/bindings_generated.rs $(1)/.bindings_generated.rs.cmd \
+			$(1)/helpers_generated.rs $(1)/.helpers_generated.rs.cmd; \
 		echo "$(KDIR)" >$(1)/.kdir-stamp; \
 	fi
 endef
@@ -51,7 +52,8 @@ bench:
 
 clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(KMAKE) clean; $(KMAKE) M=$(CURDIR)/bench clean; fi
-	rm -f bindings_generated.rs .bindings_generated.rs.cmd .kdir-stamp bench/.kdir-stamp
+	rm -f bindings_generated.rs .bindings_generated.rs.cmd helpers_generated.rs .helpers_generated.rs.cmd \
+		*.bc helpers/*.bc helpers/.*.cmd .kdir-stamp bench/.kdir-stamp
 
 rustfmt:
 	$(RUSTFMT) --config-path $(KDIR)/.rustfmt.toml $(RS_SRCS)

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Bindings from the module's own bindgen run over `bindings_helper.h`.
+//! Bindings from the module's own bindgen runs: over `bindings_helper.h`
+//! (`bindings_generated.rs`) and over the C helpers of `helpers/`
+//! (`helpers_generated.rs`), both build products of `Kbuild`.
 //!
 //! 6.12's `kernel` crate binds neither `net_device` operations nor
-//! `miscdevice`, `sk_buff` helpers or `rtnl_link_ops`; `Kbuild` generates
-//! them into `bindings_generated.rs`, a build product. The types here are
-//! distinct from `kernel::bindings` types of the same C name. `sys` calls
-//! its functions and uses its types; the driver uses only its constants
-//! (the ABI's flags and sizes).
+//! `miscdevice`, `sk_buff` helpers or `rtnl_link_ops`. The types here are
+//! distinct from `kernel::bindings` types of the same C name. Each helper
+//! (`rtun_helper_<name>` in C, one static inline function or macro called)
+//! is here under its C name, as `kernel::bindings` has mainline's
+//! `rust_helper_`s. `sys` calls the functions and uses the types; the
+//! driver uses only the constants (the ABI's flags and sizes).
 
 #![allow(
     dead_code,
@@ -29,3 +32,10 @@ type __kernel_ssize_t = isize;
 type __kernel_ptrdiff_t = isize;
 
 include!("bindings_generated.rs");
+
+/// The helpers of `helpers/`, under their C names (`#[link_name]`).
+mod helpers {
+    use super::*;
+    include!("helpers_generated.rs");
+}
+pub use helpers::*;

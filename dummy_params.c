@@ -2,11 +2,11 @@
 /*
  * rust_dummy's module parameter, as drivers/net/dummy.c declares it (6.12's
  * Rust module! has no parameters), read by the driver through
- * rtun_param_numdummies() (tun_helpers.h).
+ * rtun_param_numdummies() (params.h).
  */
 #include <linux/moduleparam.h>
 
-#include "tun_helpers.h"
+#include "params.h"
 
 /* Number of dummy devices to be set up by this module. */
 static int numdummies = 1;

@@ -9,9 +9,10 @@
 //! [`TextFile`], [`DevTextFile`], [`HasTimer`]) and generic adapters here
 //! turn them into the C tables at compile time. Every `unsafe` block of the
 //! module lives here (this file and `sys/`, one file per concept). C's
-//! inline functions are called through the one-line shims of
-//! `tun_helpers.c`, or, where the benchmarks showed the call mattered,
-//! written out in `sys/inline.rs`.
+//! inline functions and macros are called through the one-line helpers of
+//! `helpers/` (inlined into the crate through LLVM bitcode where the
+//! toolchain allows, see `Kbuild`), and C structs' fields are read through
+//! bindgen's types of them.
 
 use crate::bindings;
 use core::cell::UnsafeCell;
@@ -122,7 +123,6 @@ mod bench;
 mod chrdev;
 mod cred;
 mod debugfs;
-mod inline;
 mod napi;
 mod netdev;
 mod param;
@@ -153,8 +153,8 @@ pub(crate) use cred::{
 pub(crate) use debugfs::{
     DebugfsFops, DebugfsRoot, DebugfsRootRegistration, DevDebugfs, DevTextFile, TextBuf, TextFile,
 };
-/// `NET_SKB_PAD`.
-pub(crate) use inline::{check_skb_layout, NET_SKB_PAD};
+/// `NET_SKB_PAD` (include/linux/skbuff.h), evaluated in `bindings_helper.h`.
+pub(crate) const NET_SKB_PAD: usize = bindings::RTUN_NET_SKB_PAD as usize;
 pub(crate) use napi::{NapiFrags, NapiFragsLocked};
 pub(crate) use netdev::{
     module_get, module_put, nla_total_size, Channels, DevEvent, DevOps, DevSetup, DrvInfo,

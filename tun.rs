@@ -437,7 +437,6 @@ struct RustTun {
 
 impl kernel::Module for RustTun {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        sys::check_skb_layout()?;
         let debugfs = DEBUGFS_ROOT.create(c_str!("rust_tun"));
         if let Some(root) = &debugfs {
             root.dir().text_file(c_str!("jump_sites"), &JUMP_SITES_FOPS);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rust_tun's module parameters (6.12's Rust module! has none), read by the
- * driver through the accessors declared in tun_helpers.h. Linked into
+ * driver through the accessors declared in params.h. Linked into
  * rust_tun.ko only: rust_dummy.ko has its own (dummy_params.c).
  */
 #include <linux/jiffies.h>
 #include <linux/moduleparam.h>
 
-#include "tun_helpers.h"
+#include "params.h"
 
 static bool unguarded;
 module_param(unguarded, bool, 0644);

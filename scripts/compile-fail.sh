@@ -17,9 +17,9 @@ cases=(
 	"rtnl_locked_needs_send:E0277"
 	"dev_file_of_other_priv:E0308"
 	"poll_wait_foreign_queue:E0621|lifetime may not live long enough"
-	# In sys/inline.rs (its field helper is private to sys/).
-	"cfield_of_other_struct:E0308:sys/inline.rs"
-	"cfield_of_other_size:C field size differs:sys/inline.rs"
+	# In sys/static_key.rs (the jump-label site's key is typed).
+	"static_key_of_other_type:E0308:sys/static_key.rs"
+	"static_key_field_of_other_type:E0308:sys/static_key.rs"
 )
 work=$(mktemp -d /tmp/rtun-compile-fail.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -150,7 +150,7 @@ impl FileOwner<'_> {
         unsafe {
             bindings::__f_setown(
                 self.0.file,
-                bindings::rtun_task_pid_current(),
+                bindings::task_pid(bindings::get_current()),
                 bindings::RTUN_PIDTYPE_TGID as bindings::pid_type,
                 0,
             )

@@ -191,7 +191,7 @@ unsafe extern "C" fn open_dev_text_file<T: DevTextFile>(
     // (`DevDebugfs::remove`, before the device can be freed), and removal
     // waits for this open.
     let dev =
-        unsafe { NetDevice::<T::Priv>::from_raw(bindings::rtun_file_inode_private(file).cast()) };
+        unsafe { NetDevice::<T::Priv>::from_raw((*bindings::file_inode(file)).i_private.cast()) };
     // SAFETY: Forwarded.
     unsafe { open_text(file, |t| T::show(dev, t)) }
 }
@@ -322,7 +322,7 @@ impl DevDebugfs {
         };
         // SAFETY: A live device (borrowed); the reference is the
         // directory's, given back by `remove` after the directory is gone.
-        unsafe { bindings::rtun_dev_hold(dev.as_ptr()) };
+        unsafe { bindings::dev_hold(dev.as_ptr()) };
         let data = ptr::from_ref(dev).cast::<c_void>();
         for (file, fops) in files {
             // SAFETY: The fops are per-device ones for devices holding a
@@ -353,7 +353,7 @@ impl DevDebugfs {
         if !dev.is_null() {
             // SAFETY: The reference `create` took for the directory, which
             // is gone, with its files' users.
-            unsafe { bindings::rtun_dev_put(dev) };
+            unsafe { bindings::dev_put(dev) };
         }
     }
 }

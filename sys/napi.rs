@@ -28,14 +28,13 @@ use super::rcu;
 use super::skb::{IovIterSource, SkBuff};
 use super::sock::Sock;
 use super::sync::Rtnl;
-use super::{errno, inline};
+use super::{errno, NET_SKB_PAD};
 use crate::bindings;
 use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_uint, c_ulong};
 use core::mem::ManuallyDrop;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
-use inline::skb_list;
 use kernel::error::to_result;
 use kernel::prelude::*;
 
@@ -47,7 +46,7 @@ pub(crate) const NAPI_POLL_WEIGHT: u32 = bindings::NAPI_POLL_WEIGHT;
 /// `ETH_MAX_MTU - NET_SKB_PAD - NET_IP_ALIGN`: the largest frame an
 /// `IFF_NAPI_FRAGS` write may carry (tun.c's `tun_napi_alloc_frags()`).
 const FRAGS_MAX_LEN: usize =
-    bindings::ETH_MAX_MTU as usize - inline::NET_SKB_PAD - bindings::RTUN_NET_IP_ALIGN as usize;
+    bindings::ETH_MAX_MTU as usize - NET_SKB_PAD - bindings::RTUN_NET_IP_ALIGN as usize;
 
 /// The context's state, kept beside the socket; changed under rtnl only.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -115,13 +114,13 @@ impl NapiState {
 impl Sock {
     fn napi(&self) -> *mut bindings::napi_struct {
         // SAFETY: A live socket of ours (type invariant).
-        unsafe { inline::rtun_sock_napi(self.0.as_ptr()) }
+        unsafe { ptr::addr_of_mut!((*self.0.as_ptr()).napi) }
     }
 
     fn write_queue(&self) -> *mut bindings::sk_buff_head {
         // SAFETY: A live socket; its write queue was initialised by
         // `sock_init_data_uid()`.
-        unsafe { inline::sk_write_queue(self.sk()) }
+        unsafe { ptr::addr_of_mut!((*self.sk()).sk_write_queue) }
     }
 
     /// Whether the socket has a NAPI context (`tfile->napi_enabled`): set
@@ -150,9 +149,9 @@ impl Sock {
         // `None`), and lives in the socket, which lives at least as long
         // as this `Sock`; rtnl serialises the device's NAPI list.
         unsafe {
-            bindings::rtun_dev_hold(dev.as_ptr());
+            bindings::dev_hold(dev.as_ptr());
             self.1.dev.store(dev.as_ptr(), Ordering::Relaxed);
-            bindings::rtun_netif_napi_add_tx(dev.as_ptr(), self.napi(), Some(sock_napi_poll));
+            bindings::netif_napi_add_tx(dev.as_ptr(), self.napi(), Some(sock_napi_poll));
             bindings::napi_enable(self.napi());
         }
         self.1.set(State::Enabled);
@@ -207,8 +206,8 @@ impl Sock {
             self.napi_unlock();
             bindings::get_state_synchronize_rcu_full(gp.as_mut_ptr());
             *self.1.deleted.get() = Some(gp.assume_init());
-            bindings::rtun_skb_queue_purge(self.write_queue());
-            bindings::rtun_dev_put(dev);
+            bindings::skb_queue_purge(self.write_queue());
+            bindings::dev_put(dev);
         }
     }
 
@@ -217,7 +216,7 @@ impl Sock {
     pub(crate) fn napi_purge(&self) {
         // SAFETY: The socket's initialised write queue (`skb_queue_purge()`
         // takes its lock).
-        unsafe { bindings::rtun_skb_queue_purge(self.write_queue()) }
+        unsafe { bindings::skb_queue_purge(self.write_queue()) }
     }
 
     /// tun.c's `IFF_NAPI` branch of `tun_get_user()`: queues `skb` for the
@@ -229,11 +228,12 @@ impl Sock {
         let q = self.write_queue();
         // SAFETY: The socket's write queue, whose lock `spin_lock_bh`
         // serialises writers against the poll (softirq).
-        unsafe { skb_list::lock_bh(q) };
+        let lock = unsafe { ptr::addr_of_mut!((*q).lock) };
+        // SAFETY: As above.
+        unsafe { bindings::spin_lock_bh(lock) };
         if self.1.get() != State::Enabled {
-            // SAFETY: Locked above, in this function.
-            unsafe { skb_list::unlock_bh(q) };
-            drop(skb);
+            // SAFETY: Locked above, in this function (`skb` drops after).
+            unsafe { bindings::spin_unlock_bh(lock) };
             return Err(EBUSY);
         }
         // SAFETY: The queue is locked and takes the packet's ownership;
@@ -242,13 +242,13 @@ impl Sock {
         // after `napi_disable`: a disabled context ignores the schedule)
         // and bottom halves come back on, running the poll if it is due.
         unsafe {
-            skb_list::queue_tail(q, skb.into_raw());
-            let len = skb_list::len(q);
-            skb_list::unlock(q);
+            bindings::__skb_queue_tail(q, skb.into_raw());
+            let len = bindings::skb_queue_len(q);
+            bindings::spin_unlock(lock);
             if !more || len > NAPI_POLL_WEIGHT {
-                inline::napi_schedule(self.napi());
+                bindings::napi_schedule(self.napi());
             }
-            inline::local_bh_enable();
+            bindings::local_bh_enable();
         }
         Ok(())
     }
@@ -273,15 +273,16 @@ unsafe extern "C" fn sock_napi_poll(napi: *mut bindings::napi_struct, budget: c_
     // initialised before use and empty (every packet spliced back or
     // handed to GRO) when it goes out of scope.
     unsafe {
-        let rs = inline::napi_rtun_sock(napi);
-        let q = inline::sk_write_queue(rs.cast());
-        skb_list::head_init(process);
-        skb_list::lock(q);
-        skb_list::splice_tail_init(q, process);
-        skb_list::unlock(q);
+        let rs = kernel::container_of!(napi, bindings::rtun_sock, napi).cast_mut();
+        let q = ptr::addr_of_mut!((*rs).sk.sk_write_queue);
+        let lock = ptr::addr_of_mut!((*q).lock);
+        bindings::__skb_queue_head_init(process);
+        bindings::spin_lock(lock);
+        bindings::skb_queue_splice_tail_init(q, process);
+        bindings::spin_unlock(lock);
 
         while received < budget {
-            let skb = skb_list::dequeue(process);
+            let skb = bindings::__skb_dequeue(process);
             if skb.is_null() {
                 break;
             }
@@ -289,10 +290,10 @@ unsafe extern "C" fn sock_napi_poll(napi: *mut bindings::napi_struct, budget: c_
             received += 1;
         }
 
-        if !skb_list::is_empty(process) {
-            skb_list::lock(q);
-            skb_list::splice_front(process, q);
-            skb_list::unlock(q);
+        if bindings::skb_queue_empty(process) == 0 {
+            bindings::spin_lock(lock);
+            bindings::skb_queue_splice(process, q);
+            bindings::spin_unlock(lock);
         }
         if received < budget {
             bindings::napi_complete_done(napi, received);
@@ -325,13 +326,13 @@ impl Sock {
     fn napi_mutex(&self) -> *mut bindings::mutex {
         // SAFETY: A live socket of ours; the mutex was initialised by
         // `Sock::new`.
-        unsafe { bindings::rtun_sock_napi_mutex(self.0.as_ptr()) }
+        unsafe { ptr::addr_of_mut!((*self.0.as_ptr()).napi_mutex) }
     }
 
     fn napi_lock(&self) {
         // SAFETY: The socket's initialised mutex; process context (may
         // sleep). Every holder releases it without touching user memory.
-        unsafe { bindings::rtun_mutex_lock(self.napi_mutex()) }
+        unsafe { bindings::mutex_lock(self.napi_mutex()) }
     }
 
     /// # Safety
@@ -339,7 +340,7 @@ impl Sock {
     /// The caller holds the frags mutex (taken by [`Sock::napi_lock`]).
     unsafe fn napi_unlock(&self) {
         // SAFETY: Held by the caller (contract).
-        unsafe { bindings::rtun_mutex_unlock(self.napi_mutex()) }
+        unsafe { bindings::mutex_unlock(self.napi_mutex()) }
     }
 
     /// Takes the context's frags skb (`napi_get_frags()`: the one a GRO
@@ -358,10 +359,10 @@ impl Sock {
             // is the context's skb, which we take: nobody else references
             // it once `napi->skb` is cleared.
             unsafe {
-                inline::local_bh_disable();
+                bindings::local_bh_disable();
                 let skb = bindings::napi_get_frags(napi);
                 (*napi).skb = ptr::null_mut();
-                inline::local_bh_enable();
+                bindings::local_bh_enable();
                 if skb.is_null() {
                     Err(ENOMEM)
                 } else {
@@ -393,15 +394,11 @@ impl Sock {
         let it = from.as_raw();
         // SAFETY: `from` is valid for the call; these read its type and
         // segment count.
-        let (plain, nr_segs) = unsafe {
-            (
-                bindings::rtun_iter_is_iovec_or_ubuf(it),
-                bindings::rtun_iter_nr_segs(it),
-            )
-        };
-        if !plain {
+        if !unsafe { bindings::iter_is_iovec(it) || bindings::iter_is_ubuf(it) } {
             return Err(EINVAL);
         }
+        // SAFETY: As above.
+        let nr_segs = unsafe { (*it).__bindgen_anon_2.nr_segs };
         if nr_segs > bindings::RTUN_MAX_SKB_FRAGS as c_ulong + 1 || len > FRAGS_MAX_LEN {
             return Err(errno::EMSGSIZE());
         }
@@ -413,20 +410,24 @@ impl Sock {
         // lengths are read.
         unsafe {
             let linear = bindings::iov_iter_single_seg_count(it);
-            to_result(bindings::rtun___skb_grow(p, linear as c_uint))?;
-            inline::SKB_LEN.write(p, len as u32);
-            inline::SKB_DATA_LEN.write(p, (len - linear) as u32);
-            bindings::rtun_skb_add_truesize(p, (len - linear) as c_uint);
+            to_result(bindings::__skb_grow(p, linear as c_uint))?;
+            (*p).len = len as c_uint;
+            (*p).data_len = (len - linear) as c_uint;
+            (*p).truesize += (len - linear) as c_uint;
+            let iov = bindings::iter_iov(it);
             for i in 1..nr_segs {
-                let fragsz = bindings::rtun_iter_iov_len(it, i);
+                let fragsz = (*iov.add(i as usize)).iov_len;
                 if fragsz == 0 || fragsz > bindings::RTUN_PAGE_SIZE as usize {
                     return Err(EINVAL);
                 }
-                let frag = bindings::rtun_netdev_alloc_frag(fragsz as c_uint);
+                let frag = bindings::netdev_alloc_frag(fragsz as c_uint);
                 if frag.is_null() {
                     return Err(ENOMEM);
                 }
-                bindings::rtun_skb_fill_frag(p, (i - 1) as c_int, frag, fragsz as c_uint);
+                let page = bindings::virt_to_head_page(frag);
+                let base = bindings::page_address(page).cast::<u8>();
+                let off = frag.cast::<u8>().offset_from(base) as c_int;
+                bindings::skb_fill_page_desc(p, (i - 1) as c_int, page, off, fragsz as c_int);
             }
         }
         Ok(NapiFragsUnfilled {
@@ -555,8 +556,8 @@ impl NapiFragsLocked<'_> {
         // pulled from it); `dev` is live.
         let headlen_ok = unsafe {
             bindings::skb_push(skb, bindings::ETH_HLEN);
-            let linear = bindings::rtun_skb_headlen(skb);
-            bindings::eth_get_headlen(dev.as_ptr(), bindings::rtun_skb_data(skb), linear) <= linear
+            let linear = bindings::skb_headlen(skb);
+            bindings::eth_get_headlen(dev.as_ptr(), (*skb).data.cast(), linear) <= linear
         };
         if !headlen_ok {
             return Err(ENOMEM);
@@ -584,7 +585,7 @@ impl NapiFragsLocked<'_> {
                 return Err(EBUSY);
             }
             let skb = ManuallyDrop::take(&mut this.skb).into_raw();
-            inline::local_bh_disable();
+            bindings::local_bh_disable();
             let cached = (*napi).skb;
             (*napi).skb = skb;
             bindings::napi_gro_frags(napi);
@@ -592,11 +593,11 @@ impl NapiFragsLocked<'_> {
                 if (*napi).skb.is_null() {
                     (*napi).skb = cached;
                 } else {
-                    bindings::rtun_kfree_skb(cached);
+                    bindings::kfree_skb(cached);
                 }
             }
-            bindings::rtun_napi_complete(napi);
-            inline::local_bh_enable();
+            bindings::napi_complete(napi);
+            bindings::local_bh_enable();
             sock.napi_unlock();
         }
         Ok(())

@@ -14,9 +14,9 @@ use super::skb::SkBuff;
 use super::sock::open_netns;
 use super::sync::{synchronize_net, BhOff, Rtnl};
 use super::sysfs::AttrGroup;
-use super::{errno, inline, this_module, zeroed, KernelStatic};
+use super::{errno, this_module, zeroed, KernelStatic};
 use crate::bindings;
-use core::ffi::{c_int, c_ulong, c_void};
+use core::ffi::{c_int, c_uint, c_ulong, c_void};
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
@@ -69,41 +69,41 @@ impl<P> NetDevice<P> {
     pub(crate) fn priv_(&self) -> &P {
         // SAFETY: By the type invariants the private area holds an
         // initialised `P` while the device is alive.
-        unsafe { &*inline::netdev_priv(self.as_ptr()).cast::<P>() }
+        unsafe { &*bindings::netdev_priv(self.as_ptr()).cast::<P>() }
     }
 
     /// `dev->name`.
     pub(crate) fn name(&self) -> [u8; bindings::IFNAMSIZ as usize] {
         // SAFETY: A fixed array written under rtnl; a racy read of a
         // renaming device gives some bytes of a name, as in C.
-        unsafe { inline::NETDEV_NAME.read_once(self.as_ptr()) }
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).name).cast()) }
     }
 
     /// `dev->flags` (`IFF_UP`, ...), READ_ONCE.
     pub(crate) fn flags(&self) -> u32 {
         // SAFETY: A live device.
-        unsafe { inline::NETDEV_FLAGS.read_once(self.as_ptr()) }
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).flags)) }
     }
 
     /// `dev->tx_queue_len`, READ_ONCE.
     pub(crate) fn tx_queue_len(&self) -> u32 {
         // SAFETY: A live device.
-        unsafe { inline::NETDEV_TX_QUEUE_LEN.read_once(self.as_ptr()) }
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).tx_queue_len)) }
     }
 
     /// `dev_sw_netstats_rx_add()`: one packet of `len` bytes received, on
     /// this CPU's counters (every device of a [`NetDriver`] has per-CPU
-    /// counters, `NETDEV_PCPU_STAT_TSTATS`, from registration on).
+    /// counters, `NETDEV_PCPU_STAT_TSTATS`, from registration on; before,
+    /// `dev->tstats` is null and nothing is counted).
     #[inline(always)]
     pub(crate) fn sw_netstats_rx_add(&self, len: u32) {
         // SAFETY: A live device set up by `setup()` (per-CPU counters), of
-        // which the caller holds a reference or runs a callback (`&self`).
+        // which the caller holds a reference or runs a callback (`&self`);
+        // the counters, once allocated, live until after the last reference.
         unsafe {
-            inline::dev_sw_netstats_add(
-                self.as_ptr(),
-                inline::SW_NETSTATS_RX_PACKETS,
-                (inline::SW_NETSTATS_RX_BYTES, u64::from(len)),
-            )
+            if !(*self.as_ptr()).__bindgen_anon_2.tstats.is_null() {
+                bindings::dev_sw_netstats_rx_add(self.as_ptr(), len)
+            }
         }
     }
 
@@ -113,11 +113,9 @@ impl<P> NetDevice<P> {
     pub(crate) fn sw_netstats_tx_add(&self, len: u32) {
         // SAFETY: As `sw_netstats_rx_add`.
         unsafe {
-            inline::dev_sw_netstats_add(
-                self.as_ptr(),
-                inline::SW_NETSTATS_TX_PACKETS,
-                (inline::SW_NETSTATS_TX_BYTES, u64::from(len)),
-            )
+            if !(*self.as_ptr()).__bindgen_anon_2.tstats.is_null() {
+                bindings::dev_sw_netstats_tx_add(self.as_ptr(), 1, len)
+            }
         }
     }
 
@@ -125,13 +123,13 @@ impl<P> NetDevice<P> {
     /// (allocated on first use; `dev_get_stats()` adds it).
     pub(crate) fn core_stats_rx_dropped_inc(&self) {
         // SAFETY: A live device.
-        unsafe { bindings::rtun_dev_core_stats_rx_dropped_inc(self.as_ptr()) }
+        unsafe { bindings::dev_core_stats_rx_dropped_inc(self.as_ptr()) }
     }
 
     /// `dev_core_stats_tx_dropped_inc()`.
     pub(crate) fn core_stats_tx_dropped_inc(&self) {
         // SAFETY: A live device.
-        unsafe { bindings::rtun_dev_core_stats_tx_dropped_inc(self.as_ptr()) }
+        unsafe { bindings::dev_core_stats_tx_dropped_inc(self.as_ptr()) }
     }
 
     /// `dev_get_stats()`: the device's counters as `ip -s link` shows them
@@ -158,14 +156,14 @@ impl<P> NetDevice<P> {
     /// `dev->reg_state == NETREG_REGISTERED`.
     pub(crate) fn is_registered(&self) -> bool {
         // SAFETY: A live device.
-        let s = unsafe { inline::NETDEV_REG_STATE.read_once(self.as_ptr()) };
+        let s = unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).reg_state)) };
         u32::from(s) == bindings::RTUN_NETREG_REGISTERED
     }
 
     /// `netif_running()`.
     pub(crate) fn is_running(&self) -> bool {
         // SAFETY: Valid device.
-        unsafe { bindings::rtun_netif_running(self.as_ptr()) }
+        unsafe { bindings::netif_running(self.as_ptr()) }
     }
 
     /// `netif_carrier_on()`.
@@ -183,19 +181,19 @@ impl<P> NetDevice<P> {
     /// `netif_tx_start_all_queues()`.
     pub(crate) fn tx_start_all_queues(&self) {
         // SAFETY: Valid device.
-        unsafe { bindings::rtun_netif_tx_start_all_queues(self.as_ptr()) }
+        unsafe { bindings::netif_tx_start_all_queues(self.as_ptr()) }
     }
 
     /// `netif_tx_stop_all_queues()`.
     pub(crate) fn tx_stop_all_queues(&self) {
         // SAFETY: Valid device.
-        unsafe { bindings::rtun_netif_tx_stop_all_queues(self.as_ptr()) }
+        unsafe { bindings::netif_tx_stop_all_queues(self.as_ptr()) }
     }
 
     /// `netif_tx_wake_all_queues()`.
     pub(crate) fn tx_wake_all_queues(&self) {
         // SAFETY: Valid device.
-        unsafe { bindings::rtun_netif_tx_wake_all_queues(self.as_ptr()) }
+        unsafe { bindings::netif_tx_wake_all_queues(self.as_ptr()) }
     }
 
     /// `netif_set_real_num_{tx,rx}_queues()`. Like tun.c, a failure (n == 0)
@@ -227,14 +225,19 @@ impl<P> NetDevice<P> {
     pub(crate) fn net_is_init(&self) -> bool {
         // SAFETY: Valid device; `dev_net` is stable under rtnl (moves
         // happen under rtnl) and a plain read otherwise.
-        unsafe { bindings::rtun_dev_net_is_init(self.as_ptr()) }
+        unsafe {
+            bindings::net_eq(
+                bindings::dev_net(self.as_ptr()),
+                ptr::addr_of!(bindings::init_net),
+            )
+        }
     }
 
     /// The inode number of the device's network namespace (`ip netns
     /// identify`, `/proc/PID/ns/net`).
     pub(crate) fn net_inum(&self) -> u32 {
         // SAFETY: As for `net_is_init`.
-        unsafe { bindings::rtun_dev_net_inum(self.as_ptr()) }
+        unsafe { (*bindings::dev_net(self.as_ptr())).ns.inum }
     }
 
     /// `TUNGETDEVNETNS`: a new file descriptor for the device's network
@@ -242,7 +245,7 @@ impl<P> NetDevice<P> {
     pub(crate) fn open_netns(&self, _rtnl: &Rtnl<'_>) -> Result<isize> {
         // SAFETY: Valid device; its namespace is stable under rtnl and
         // alive while the device is in it.
-        open_netns(unsafe { bindings::rtun_dev_net(self.as_ptr()) })
+        open_netns(unsafe { bindings::dev_net(self.as_ptr()) })
     }
 
     /// Replaces the bits of `mask` in `dev->wanted_features` by `features`
@@ -251,8 +254,8 @@ impl<P> NetDevice<P> {
     pub(crate) fn update_wanted_features(&self, mask: u64, features: u64, _rtnl: &mut Rtnl<'_>) {
         // SAFETY: rtnl held; a registered device.
         unsafe {
-            let w = inline::NETDEV_WANTED_FEATURES.read(self.as_ptr());
-            inline::NETDEV_WANTED_FEATURES.write(self.as_ptr(), (w & !mask) | features);
+            let dev = self.as_ptr();
+            (*dev).wanted_features = ((*dev).wanted_features & !mask) | features;
             bindings::netdev_update_features(self.as_ptr());
         }
     }
@@ -268,9 +271,9 @@ impl<P> NetDevice<P> {
                 bindings::RTUN_NETDEV_PRE_TYPE_CHANGE,
                 self.as_ptr(),
             );
-            to_result(bindings::rtun_notifier_to_errno(ret))?;
-            inline::NETDEV_TYPE.write(self.as_ptr(), type_);
-            inline::NETDEV_ADDR_LEN.write(self.as_ptr(), addr_len);
+            to_result(bindings::notifier_to_errno(ret))?;
+            (*self.as_ptr()).type_ = type_;
+            (*self.as_ptr()).addr_len = addr_len;
             bindings::call_netdevice_notifiers(
                 bindings::RTUN_NETDEV_POST_TYPE_CHANGE,
                 self.as_ptr(),
@@ -308,7 +311,7 @@ impl<P> NetDevice<P> {
         to_result(unsafe {
             bindings::dev_get_mac_address(
                 &mut addr,
-                bindings::rtun_dev_net(self.as_ptr()),
+                bindings::dev_net(self.as_ptr()),
                 name.as_ptr().cast_mut().cast(),
             )
         })?;
@@ -338,14 +341,19 @@ impl<P> NetDevice<P> {
     pub(crate) fn txq_trans_cond_update(&self, txq: u16) {
         // SAFETY: Valid device; `txq` is the queue the core called the
         // driver for (`skb->queue_mapping < real_num_tx_queues`).
-        unsafe { inline::txq_trans_cond_update(self.as_ptr(), txq) }
+        unsafe {
+            bindings::txq_trans_cond_update(bindings::netdev_get_tx_queue(
+                self.as_ptr(),
+                c_uint::from(txq),
+            ))
+        }
     }
 
     /// Takes a reference (`dev_hold()`).
     #[inline(always)]
     pub(crate) fn hold(&self) -> DevRef<P> {
         // SAFETY: A live device.
-        unsafe { inline::dev_refcnt_add::<true>(self.as_ptr()) };
+        unsafe { bindings::dev_hold(self.as_ptr()) };
         // INVARIANT: The reference just taken.
         DevRef(NonNull::from(self))
     }
@@ -398,7 +406,7 @@ impl<P> Drop for DevRef<P> {
     #[inline(always)]
     fn drop(&mut self) {
         // SAFETY: Gives back the reference we own (type invariants).
-        unsafe { inline::dev_refcnt_add::<false>(self.as_ptr()) };
+        unsafe { bindings::dev_put(self.as_ptr()) };
     }
 }
 
@@ -466,7 +474,7 @@ impl<P> RcuDev<P> {
         let new = dev.map_or(ptr::null_mut(), |d| {
             // SAFETY: A live device (borrowed); the reference is this
             // `RcuDev`'s while `d` is published.
-            unsafe { bindings::rtun_dev_hold(d.as_ptr()) };
+            unsafe { bindings::dev_hold(d.as_ptr()) };
             d.as_ptr()
         });
         let old = self.0.swap(new, Ordering::AcqRel);
@@ -481,7 +489,7 @@ impl<P> RcuDev<P> {
         // SAFETY: Gives back the reference taken when `old` was published;
         // no RCU reader that loaded `old` can take a new one after the
         // grace period that comes before the device may be freed.
-        unsafe { bindings::rtun_dev_put(old) };
+        unsafe { bindings::dev_put(old) };
     }
 }
 
@@ -653,14 +661,14 @@ impl NlMsg {
     /// `nla_put_u8()`; `EMSGSIZE` when the message is full.
     pub(crate) fn put_u8(&mut self, attr: u32, v: u8) -> Result {
         // SAFETY: The message skb of the fill_info call.
-        to_result(unsafe { bindings::rtun_nla_put_u8(self.0, attr as c_int, v) })
+        to_result(unsafe { bindings::nla_put_u8(self.0, attr as c_int, v) })
             .map_err(|_| errno::EMSGSIZE())
     }
 
     /// `nla_put_u32()`; `EMSGSIZE` when the message is full.
     pub(crate) fn put_u32(&mut self, attr: u32, v: u32) -> Result {
         // SAFETY: The message skb of the fill_info call.
-        to_result(unsafe { bindings::rtun_nla_put_u32(self.0, attr as c_int, v) })
+        to_result(unsafe { bindings::nla_put_u32(self.0, attr as c_int, v) })
             .map_err(|_| errno::EMSGSIZE())
     }
 }
@@ -693,9 +701,9 @@ impl LinkAttrs<'_> {
         // SAFETY: A valid attribute, alive for the call: `nla_len()` bytes
         // at `nla_data()` (rtnetlink checked them against the message).
         Some(unsafe {
-            let len = bindings::rtun_nla_len(nla);
+            let len = bindings::nla_len(nla);
             core::slice::from_raw_parts(
-                bindings::rtun_nla_data(nla).cast::<u8>(),
+                bindings::nla_data(nla).cast::<u8>(),
                 len.max(0) as usize,
             )
         })
@@ -707,7 +715,7 @@ impl LinkAttrs<'_> {
 #[allow(dead_code)]
 pub(crate) fn is_valid_ether_addr(addr: &[u8; ETH_ALEN]) -> bool {
     // SAFETY: `addr` is `ETH_ALEN` readable bytes, as the C function reads.
-    unsafe { bindings::rtun_is_valid_ether_addr(addr.as_ptr()) }
+    unsafe { bindings::is_valid_ether_addr(addr.as_ptr()) }
 }
 
 /// `ETH_ALEN`.
@@ -785,7 +793,7 @@ unsafe extern "C" fn setup<D: NetDriver>(dev: *mut bindings::net_device) {
         // Per-CPU packet and byte counters (`dev->tstats`), which the core
         // allocates at registration and frees after the last reference:
         // every device of this layer has them (`NetDevice::tstats`).
-        bindings::rtun_netdev_set_pcpu_stat_tstats(dev);
+        (*dev).set_pcpu_stat_type(bindings::netdev_stat_type_NETDEV_PCPU_STAT_TSTATS);
         D::setup(DevSetup::from_raw(dev));
     }
 }
@@ -839,7 +847,7 @@ unsafe extern "C" fn link_newlink<D: NetDriver>(
         // From here it holds a `P`, which `register_raw` drops if
         // registration fails (rtnetlink then frees the device).
         unsafe {
-            inline::netdev_priv(dev).cast::<D::Priv>().write(p);
+            bindings::netdev_priv(dev).cast::<D::Priv>().write(p);
             register_raw::<D::Priv>(dev)?;
         }
         Ok(0)
@@ -1508,7 +1516,7 @@ impl<P: Sync> NetDeviceBuilder<P> {
         // SAFETY: The private area is at least `size_of::<P>()` bytes,
         // aligned to `NETDEV_ALIGN` (checked above), unused, and never
         // moves: the right place to pin-initialise the `P`.
-        let priv_ = unsafe { inline::netdev_priv(p.as_ptr()).cast::<P>() };
+        let priv_ = unsafe { bindings::netdev_priv(p.as_ptr()).cast::<P>() };
         // SAFETY: As above.
         if let Err(e) = unsafe { init.__pinned_init(priv_) } {
             // SAFETY: Ours, never registered, nothing in the private area.
@@ -1520,7 +1528,7 @@ impl<P: Sync> NetDeviceBuilder<P> {
         unsafe {
             (*p.as_ptr()).rtnl_link_ops = link.as_ptr();
             if let Some(net) = net {
-                bindings::rtun_dev_net_set(p.as_ptr(), net.0.as_ptr());
+                bindings::dev_net_set(p.as_ptr(), net.0.as_ptr());
             }
         }
         // INVARIANT: From here the private area holds a `P`; the builder
@@ -1598,7 +1606,7 @@ impl<P> DevSetup<P> {
     /// (`NET_ADDR_RANDOM`).
     pub(crate) fn eth_hw_addr_random(&mut self) {
         // SAFETY: We own the unregistered device.
-        unsafe { bindings::rtun_eth_hw_addr_random(self.dev()) }
+        unsafe { bindings::eth_hw_addr_random(self.dev()) }
     }
 
     /// The link layer: `dev->type` (`ARPHRD_*`), `hard_header_len`,
@@ -1642,22 +1650,30 @@ impl<P> DevSetup<P> {
     /// Sets the bits of `flags` in `dev->priv_flags` (`IFF_LIVE_ADDR_CHANGE`,
     /// `IFF_NO_QUEUE`, ...).
     pub(crate) fn priv_flags_set(&mut self, flags: u32) {
-        // SAFETY: We own the unregistered device.
-        unsafe { bindings::rtun_netdev_priv_flags_set(self.dev(), flags) }
+        // SAFETY: We own the unregistered device; `priv_flags` is a
+        // bitfield of its fast-path group (bindgen's accessors).
+        unsafe {
+            let fast = &mut (*self.dev()).__bindgen_anon_1.__bindgen_anon_1;
+            fast.set_priv_flags(fast.priv_flags() | c_ulong::from(flags));
+        }
     }
 
     /// Clears the bits of `flags` in `dev->priv_flags`.
     pub(crate) fn priv_flags_clear(&mut self, flags: u32) {
-        // SAFETY: We own the unregistered device.
-        unsafe { bindings::rtun_netdev_priv_flags_clear(self.dev(), flags) }
+        // SAFETY: As in `priv_flags_set`.
+        unsafe {
+            let fast = &mut (*self.dev()).__bindgen_anon_1.__bindgen_anon_1;
+            fast.set_priv_flags(fast.priv_flags() & !c_ulong::from(flags));
+        }
     }
 
     /// `dev->lltx = true`: lockless transmit, `ndo_start_xmit` runs
     /// without the queue's lock (the driver updates `trans_start` itself,
     /// [`NetDevice::txq_trans_cond_update`]).
     pub(crate) fn set_lltx(&mut self) {
-        // SAFETY: We own the unregistered device.
-        unsafe { bindings::rtun_netdev_set_lltx(self.dev()) }
+        // SAFETY: We own the unregistered device; `lltx` is a bitfield of
+        // its fast-path group (bindgen's accessor).
+        unsafe { (*self.dev()).__bindgen_anon_1.__bindgen_anon_1.set_lltx(1) }
     }
 
     /// `dev->tx_queue_len`.
@@ -1680,16 +1696,17 @@ impl<P> DevSetup<P> {
     pub(crate) fn set_features(&mut self, hw: u64, features: u64, vlan: u64) {
         // SAFETY: We own the unregistered device.
         unsafe {
-            inline::NETDEV_HW_FEATURES.write(self.dev(), hw);
-            inline::NETDEV_FEATURES.write(self.dev(), features);
-            inline::NETDEV_VLAN_FEATURES.write(self.dev(), vlan);
+            let dev = self.dev();
+            (*dev).hw_features = hw;
+            (*dev).features = features;
+            (*dev).vlan_features = vlan;
         }
     }
 
     /// `dev->ifindex`: the index `TUNSETIFINDEX` asked for (0: any).
     pub(crate) fn set_ifindex(&mut self, ifindex: i32) {
         // SAFETY: We own the unregistered device.
-        unsafe { inline::NETDEV_IFINDEX.write(self.dev(), ifindex) };
+        unsafe { (*self.dev()).ifindex = ifindex };
     }
 
     /// The device's own sysfs attributes (`dev->sysfs_groups[0]`), for
@@ -1697,14 +1714,14 @@ impl<P> DevSetup<P> {
     pub(crate) fn set_sysfs_group(&mut self, group: &'static AttrGroup<P>) {
         // SAFETY: We own the unregistered device; the group is static and
         // its `show`s expect devices holding a `P`.
-        unsafe { bindings::rtun_netdev_set_sysfs_group(self.dev(), group.as_ptr()) };
+        unsafe { (*self.dev()).sysfs_groups[0] = group.as_ptr() };
     }
 
     /// `ip_tunnel_header_ops` (tun.c's TUN devices): `AF_PACKET` senders'
     /// packets get their protocol from the IP version.
     pub(crate) fn ip_tunnel_header_ops(&mut self) {
         // SAFETY: We own the unregistered device.
-        unsafe { bindings::rtun_netdev_set_ip_tunnel_header_ops(self.dev()) };
+        unsafe { (*self.dev()).header_ops = ptr::addr_of!(bindings::ip_tunnel_header_ops) };
     }
 
     /// The MTU range, `min_mtu` and `max_mtu` (0: no limit).
@@ -1765,7 +1782,7 @@ impl<P> Drop for NetDeviceBuilder<P> {
 /// [`NetDeviceBuilder`]'s drop.
 unsafe extern "C" fn free_priv<P>(dev: *mut bindings::net_device) {
     // SAFETY: As the caller guarantees.
-    unsafe { ptr::drop_in_place(inline::netdev_priv(dev).cast::<P>()) }
+    unsafe { ptr::drop_in_place(bindings::netdev_priv(dev).cast::<P>()) }
 }
 
 // ---------------------------------------------------------------------------
@@ -1786,8 +1803,9 @@ unsafe impl Sync for NetNs {}
 impl NetNs {
     /// The calling task's network namespace.
     pub(crate) fn current() -> Self {
-        // SAFETY: Process context; `current->nsproxy` is valid for the task.
-        let p = unsafe { bindings::rtun_get_current_net() };
+        // SAFETY: Process context; `current->nsproxy` is valid for the task
+        // (`get_net(current->nsproxy->net_ns)`).
+        let p = unsafe { bindings::get_net((*(*bindings::get_current()).nsproxy).net_ns) };
         // INVARIANT: `get_net` took a reference. It never returns null.
         Self(NonNull::new(p).expect("get_net returned null"))
     }
@@ -1795,14 +1813,16 @@ impl NetNs {
     /// `ns_capable(net->user_ns, CAP_NET_ADMIN)`.
     pub(crate) fn capable_net_admin(&self) -> bool {
         // SAFETY: Valid namespace; process context.
-        unsafe { bindings::rtun_ns_capable_net_admin(self.0.as_ptr()) }
+        unsafe {
+            bindings::ns_capable((*self.0.as_ptr()).user_ns, bindings::CAP_NET_ADMIN as c_int)
+        }
     }
 }
 
 impl Drop for NetNs {
     fn drop(&mut self) {
         // SAFETY: Gives back our reference.
-        unsafe { bindings::rtun_put_net(self.0.as_ptr()) }
+        unsafe { bindings::put_net(self.0.as_ptr()) }
     }
 }
 
@@ -1883,7 +1903,7 @@ unsafe extern "C" fn notifier_call<T: NetdevEvents>(
         _ => return bindings::RTUN_NOTIFY_DONE,
     };
     // SAFETY: `ptr` is a `netdev_notifier_info` of a live device.
-    let dev = unsafe { bindings::rtun_netdev_notifier_info_to_dev(ptr) };
+    let dev = unsafe { bindings::netdev_notifier_info_to_dev(ptr.cast()) };
     if !T::link().owns(dev) {
         return bindings::RTUN_NOTIFY_DONE;
     }

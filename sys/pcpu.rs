@@ -5,8 +5,8 @@
 //! each CPU adds to its own copy with one `this_cpu_add()`; a reader sums
 //! the copies of every possible CPU, as `dev_fetch_sw_netstats()` does.
 
-use super::inline;
 use crate::bindings;
+use core::ffi::c_int;
 use core::ptr::{self, NonNull};
 use kernel::prelude::*;
 
@@ -30,7 +30,7 @@ impl<const N: usize> PerCpuCounters<N> {
         const { assert!(N > 0) };
         let size = N * core::mem::size_of::<u64>();
         // SAFETY: A plain allocation (zeroed by the per-CPU allocator).
-        let p = unsafe { bindings::rtun___alloc_percpu(size, core::mem::align_of::<u64>()) };
+        let p = unsafe { bindings::__alloc_percpu(size, core::mem::align_of::<u64>()) };
         // INVARIANT: Allocated, zeroed, ours.
         Ok(Self(NonNull::new(p.cast::<u64>()).ok_or(ENOMEM)?))
     }
@@ -41,7 +41,7 @@ impl<const N: usize> PerCpuCounters<N> {
         const { assert!(I < N) };
         // SAFETY: Counter `I` of the live allocation (invariant), which
         // only `this_cpu` operations write.
-        unsafe { inline::this_cpu_inc_u64(self.0.as_ptr().add(I)) }
+        unsafe { bindings::this_cpu_inc_u64(self.0.as_ptr().add(I)) }
     }
 
     /// The sum of counter `I` over every possible CPU (a racy read, as
@@ -49,20 +49,20 @@ impl<const N: usize> PerCpuCounters<N> {
     pub(crate) fn sum<const I: usize>(&self) -> u64 {
         const { assert!(I < N) };
         let mut total = 0u64;
-        // SAFETY: `rtun_cpumask_next_possible(-1)` is the first possible
-        // CPU; it returns `nr_cpu_ids` or more past the last.
-        let mut cpu = unsafe { bindings::rtun_cpumask_next_possible(-1) };
+        // SAFETY: `cpumask_next(-1, cpu_possible_mask)` is the first
+        // possible CPU; it returns `nr_cpu_ids` or more past the last.
+        let mut cpu = unsafe { bindings::cpumask_next(-1, bindings::cpu_possible_mask()) } as c_int;
         // SAFETY: Reads `nr_cpu_ids`, set at boot.
         while (cpu as u32) < unsafe { bindings::nr_cpu_ids } {
             // SAFETY: A possible CPU's copy of counter `I` of the live
             // allocation; a volatile read of an aligned `u64` (written
             // whole by single instructions).
             total = total.wrapping_add(unsafe {
-                let p = bindings::rtun_per_cpu_ptr(self.0.as_ptr().add(I).cast(), cpu);
+                let p = bindings::per_cpu_ptr(self.0.as_ptr().add(I).cast(), cpu);
                 ptr::read_volatile(p.cast::<u64>())
             });
             // SAFETY: As above.
-            cpu = unsafe { bindings::rtun_cpumask_next_possible(cpu) };
+            cpu = unsafe { bindings::cpumask_next(cpu, bindings::cpu_possible_mask()) } as c_int;
         }
         total
     }

@@ -4,7 +4,7 @@
 //! `kernel::sync::rcu::Guard` (6.12's `kernel` crate has it too, calling
 //! `rcu_read_lock()` out of line; this one inlines it).
 
-use super::inline;
+use crate::bindings;
 use core::marker::PhantomData;
 
 /// Evidence that the RCU read-side lock is held on the current CPU
@@ -20,7 +20,8 @@ impl Guard {
     /// Acquires the RCU read-side lock until the guard is dropped.
     #[inline(always)]
     pub(crate) fn new() -> Self {
-        inline::rcu_read_lock();
+        // SAFETY: Always allowed; balanced by `drop`.
+        unsafe { bindings::rcu_read_lock() };
         // INVARIANT: The lock was just acquired.
         Self(PhantomData)
     }
@@ -38,7 +39,7 @@ impl Drop for Guard {
     fn drop(&mut self) {
         // SAFETY: By the type invariants the lock is held: this balances
         // the `rcu_read_lock()` of `new`.
-        unsafe { inline::rcu_read_unlock() };
+        unsafe { bindings::rcu_read_unlock() };
     }
 }
 

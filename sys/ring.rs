@@ -4,7 +4,6 @@
 //! (which tun.c's `tx_ring` is), without its batching, over two
 //! [`RawSpinLock`]s; its index arithmetic is `ring_logic.rs`, host-tested.
 
-use super::inline;
 use super::skb::SkBuff;
 use super::sync::{BhDisabled, BhOff};
 use crate::bindings;
@@ -44,14 +43,17 @@ unsafe impl Backend for RawSpinLockBackend {
 
     #[inline(always)]
     unsafe fn lock(ptr: *mut Self::State) {
+        // CAST: The kernel crate's binding of `spinlock_t` and ours are
+        // the same C type.
         // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
-        unsafe { inline::spin_lock(ptr) }
+        unsafe { bindings::spin_lock(ptr.cast()) }
     }
 
     #[inline(always)]
     unsafe fn unlock(ptr: *mut Self::State, _guard_state: &()) {
+        // CAST: As in `lock`.
         // SAFETY: The caller guarantees it holds the lock at `ptr`.
-        unsafe { inline::spin_unlock(ptr) }
+        unsafe { bindings::spin_unlock(ptr.cast()) }
     }
 }
 

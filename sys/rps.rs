@@ -5,7 +5,6 @@
 //! (`net_hotdata.rps_sock_flow_table`) or in a private one of the same
 //! layout, and reading an entry of the global one back.
 
-use super::inline;
 use super::rcu;
 use crate::bindings;
 use core::alloc::Layout;
@@ -39,8 +38,8 @@ impl SockFlowTable for GlobalFlowTable {
     fn table(&self, _rcu: &rcu::Guard) -> *mut bindings::rps_sock_flow_table {
         // SAFETY: Inside `_rcu`; a published table stays valid until the
         // section ends (the sysctl frees a replaced one after a grace
-        // period).
-        unsafe { inline::rps_sock_flow_table() }
+        // period). `rcu_dereference()` of the field is a READ_ONCE.
+        unsafe { ptr::read_volatile(ptr::addr_of!(bindings::net_hotdata.rps_sock_flow_table)) }
     }
 }
 
@@ -80,8 +79,8 @@ impl PrivateFlowTable {
             unsafe { (*table).mask }
         };
         let entries = mask.checked_add(1).ok_or(EINVAL)?;
-        // SAFETY: Only arithmetic (`RPS_SOCK_FLOW_TABLE_SIZE()`).
-        let size = unsafe { bindings::rtun_rps_sock_flow_table_size(entries) };
+        // SAFETY: Only arithmetic.
+        let size = unsafe { bindings::RPS_SOCK_FLOW_TABLE_SIZE(entries) };
         let layout =
             Layout::from_size_align(size, core::mem::align_of::<bindings::rps_sock_flow_table>())
                 .map_err(|_| EINVAL)?;
@@ -119,8 +118,8 @@ impl Drop for PrivateFlowTable {
 /// `rps_record_sock_flow()` on `t`'s table, under RCU: sets the entry of
 /// `hash` to the hash's upper bits and the current CPU. Returns whether a
 /// table was there. The work of C's inline `sock_rps_record_flow_hash()`
-/// past its zero-hash check (include/net/rps.h, Linux 6.12; the same with
-/// every configuration that has `CONFIG_RPS`).
+/// past its zero-hash check (include/net/rps.h), on a table of the
+/// caller's choice.
 #[inline(always)]
 pub(crate) fn rps_record_sock_flow(t: &impl SockFlowTable, hash: u32) -> bool {
     let rcu = rcu::read_lock();
@@ -129,17 +128,8 @@ pub(crate) fn rps_record_sock_flow(t: &impl SockFlowTable, hash: u32) -> bool {
         return false;
     }
     // SAFETY: A table `t` gave is valid during the RCU read section
-    // (`SockFlowTable::table`); `mask + 1` entries follow the header, so
-    // `hash & mask` is in bounds. Racy accesses are READ_ONCE/WRITE_ONCE,
-    // as in C.
-    unsafe {
-        let index = (hash & (*table).mask) as usize;
-        let val = (hash & !inline::rps_cpu_mask()) | inline::raw_smp_processor_id();
-        let ent = (*table).ents.as_mut_ptr().add(index);
-        if ptr::read_volatile(ent) != val {
-            ptr::write_volatile(ent, val);
-        }
-    }
+    // (`SockFlowTable::table`), with `mask + 1` entries.
+    unsafe { bindings::rps_record_sock_flow(table, hash) };
     true
 }
 

@@ -7,8 +7,8 @@
 //! `CONFIG_SECURITY_NETWORK` these are the LSM framework's functions (the
 //! blob is what the active LSMs asked for, null if none; SELinux checks its
 //! `tun_socket` permissions in them); without it they are empty inlines.
-//! Either way they are called through the one-line shims of
-//! `tun_helpers.c`.
+//! Either way they are called through the one-line helpers of
+//! `helpers/security.c`.
 
 use super::sock::Sock;
 use crate::bindings;
@@ -21,7 +21,7 @@ use kernel::prelude::*;
 /// errno if not.
 pub(crate) fn security_tun_dev_create() -> Result {
     // SAFETY: Process context; the hook takes no arguments.
-    to_result(unsafe { bindings::rtun_security_tun_dev_create() })
+    to_result(unsafe { bindings::security_tun_dev_create() })
 }
 
 /// A device's LSM blob (tun.c's `tun->security`): allocated by
@@ -51,7 +51,7 @@ impl TunSecurity {
         let mut blob = ptr::null_mut();
         // SAFETY: Process context; `blob` is written on success, left or
         // reset to null on failure (when nothing is ours to free).
-        to_result(unsafe { bindings::rtun_security_tun_dev_alloc_security(&mut blob) })?;
+        to_result(unsafe { bindings::security_tun_dev_alloc_security(&mut blob) })?;
         // INVARIANT: The blob just allocated, ours.
         Ok(Self(Some(blob)))
     }
@@ -64,7 +64,7 @@ impl TunSecurity {
     /// device (SELinux: relabel it to the caller)?
     pub(crate) fn open(&self) -> Result {
         // SAFETY: Process context; the blob is ours (or null) and alive.
-        to_result(unsafe { bindings::rtun_security_tun_dev_open(self.blob()) })
+        to_result(unsafe { bindings::security_tun_dev_open(self.blob()) })
     }
 
     /// `security_tun_dev_attach()`: a file's socket is being attached to
@@ -72,14 +72,14 @@ impl TunSecurity {
     pub(crate) fn attach(&self, sock: &Sock) -> Result {
         // SAFETY: Process context; the socket is live (`sock` holds it) and
         // the blob ours (or null) and alive.
-        to_result(unsafe { bindings::rtun_security_tun_dev_attach(sock.sk(), self.blob()) })
+        to_result(unsafe { bindings::security_tun_dev_attach(sock.sk(), self.blob()) })
     }
 
     /// `security_tun_dev_attach_queue()`: may the caller re-attach a
     /// detached queue (`TUNSETQUEUE`)?
     pub(crate) fn attach_queue(&self) -> Result {
         // SAFETY: Process context; the blob is ours (or null) and alive.
-        to_result(unsafe { bindings::rtun_security_tun_dev_attach_queue(self.blob()) })
+        to_result(unsafe { bindings::security_tun_dev_attach_queue(self.blob()) })
     }
 }
 
@@ -89,7 +89,7 @@ impl Drop for TunSecurity {
         if let Some(blob) = self.0 {
             // SAFETY: Our blob (type invariants), freed once: it goes with
             // `self`.
-            unsafe { bindings::rtun_security_tun_dev_free_security(blob) };
+            unsafe { bindings::security_tun_dev_free_security(blob) };
         }
     }
 }

@@ -4,7 +4,6 @@
 //! (one whose bytes are not written yet), [`IovIterSource`] and
 //! [`IovIterDest`] (7.3's `kernel::iov` shapes).
 
-use super::inline;
 use super::netdev::NetDevice;
 use super::sync::BhDisabled;
 use crate::bindings;
@@ -57,7 +56,7 @@ impl IovIterSource<'_> {
     #[inline(always)]
     pub(crate) fn len(&self) -> usize {
         // SAFETY: Valid for the call (type invariant of `from_raw`).
-        unsafe { inline::iov_iter_count(self.0) }
+        unsafe { bindings::iov_iter_count(self.0) }
     }
 
     /// `copy_from_iter_full()`: fills `buf` entirely or fails with `EFAULT`
@@ -66,7 +65,7 @@ impl IovIterSource<'_> {
     pub(crate) fn copy_from_iter_full(&mut self, buf: &mut [u8]) -> Result {
         // SAFETY: `buf` is valid for `buf.len()` bytes of writes; the
         // iterator is valid for the call.
-        if unsafe { inline::copy_from_iter_full(buf.as_mut_ptr(), buf.len(), self.0) } {
+        if unsafe { bindings::copy_from_iter_full(buf.as_mut_ptr().cast(), buf.len(), self.0) } {
             Ok(())
         } else {
             Err(EFAULT)
@@ -94,7 +93,7 @@ impl IovIterDest<'_> {
     #[inline(always)]
     pub(crate) fn len(&self) -> usize {
         // SAFETY: Valid for the call (type invariant of `from_raw`).
-        unsafe { inline::iov_iter_count(self.0) }
+        unsafe { bindings::iov_iter_count(self.0) }
     }
 
     /// Whether no room is left.
@@ -105,7 +104,7 @@ impl IovIterDest<'_> {
     /// `copy_to_iter()` of all of `buf`, or `EFAULT`.
     pub(crate) fn copy_to_iter_full(&mut self, buf: &[u8]) -> Result {
         // SAFETY: `buf` is valid for `buf.len()` bytes of reads.
-        let n = unsafe { inline::copy_to_iter(buf.as_ptr(), buf.len(), self.0) };
+        let n = unsafe { bindings::copy_to_iter(buf.as_ptr().cast(), buf.len(), self.0) };
         if n == buf.len() {
             Ok(())
         } else {
@@ -212,6 +211,23 @@ unsafe impl Send for SkBuff {}
 /// `ETH_HLEN`.
 const ETH_HLEN: u32 = bindings::ETH_HLEN;
 
+/// `&skb->headers`: the `struct_group` of `struct sk_buff` that holds
+/// `protocol`, the header offsets and the VLAN tag, as bindgen lays it out.
+///
+/// # Safety
+///
+/// `skb` is a live skb.
+#[inline(always)]
+unsafe fn skb_headers(
+    skb: *mut bindings::sk_buff,
+) -> *mut bindings::sk_buff__bindgen_ty_4__bindgen_ty_2 {
+    // CAST: `headers` is a member of the anonymous union at
+    // `__bindgen_anon_4`; bindgen's `__BindgenUnionField` marks its place,
+    // the start of the union.
+    // SAFETY: In bounds of the live skb.
+    unsafe { ptr::addr_of_mut!((*skb).__bindgen_anon_4.headers).cast() }
+}
+
 impl SkBuff {
     /// # Safety
     ///
@@ -234,64 +250,61 @@ impl SkBuff {
     #[inline(always)]
     pub(crate) fn len(&self) -> u32 {
         // SAFETY: A valid skb (type invariants).
-        unsafe { inline::SKB_LEN.read(self.as_ptr()) }
+        unsafe { (*self.as_ptr()).len }
     }
 
     /// `skb->protocol`, in network byte order.
     #[inline(always)]
     pub(crate) fn protocol(&self) -> u16 {
         // SAFETY: A valid skb.
-        unsafe { inline::SKB_PROTOCOL.read(self.as_ptr()) }
+        unsafe { (*skb_headers(self.as_ptr())).protocol }
     }
 
     /// `skb_get_queue_mapping()`.
     #[inline(always)]
     pub(crate) fn queue_mapping(&self) -> u16 {
         // SAFETY: A valid skb.
-        unsafe { inline::SKB_QUEUE_MAPPING.read(self.as_ptr()) }
+        unsafe { bindings::skb_get_queue_mapping(self.as_ptr()) }
     }
 
     /// `__skb_get_hash_symmetric()`: the flow hash, the same for both
-    /// directions of a flow. C's inline is a call of
-    /// `__skb_get_hash_symmetric_net(NULL, skb)`, made here directly.
+    /// directions of a flow.
     #[inline(always)]
     pub(crate) fn hash_symmetric(&self) -> u32 {
-        // SAFETY: A valid skb; the flow dissector only reads it (no
-        // namespace: the dissector of the skb's own device is used).
-        unsafe { bindings::__skb_get_hash_symmetric_net(ptr::null(), self.as_ptr()) }
+        // SAFETY: A valid skb; the flow dissector only reads it.
+        unsafe { bindings::__skb_get_hash_symmetric(self.as_ptr()) }
     }
 
     /// `skb_record_rx_queue()`.
     #[inline(always)]
     pub(crate) fn record_rx_queue(&mut self, queue: u16) {
         // SAFETY: An skb we own.
-        unsafe { inline::skb_record_rx_queue(self.as_ptr(), queue) }
+        unsafe { bindings::skb_record_rx_queue(self.as_ptr(), queue) }
     }
 
     /// `skb_orphan()`: drops the owning socket's claim, as tun does before
     /// holding an skb indefinitely.
     #[inline(always)]
     pub(crate) fn orphan(&mut self) {
-        // SAFETY: An skb we own; only one with a destructor has an owner.
-        unsafe {
-            if inline::skb_has_destructor(self.as_ptr()) {
-                bindings::rtun_skb_orphan(self.as_ptr())
-            }
-        }
+        // SAFETY: An skb we own.
+        unsafe { bindings::skb_orphan(self.as_ptr()) }
     }
 
     /// `pskb_may_pull()`: at least `len` bytes in the linear part.
     pub(crate) fn may_pull(&mut self, len: u32) -> bool {
         // SAFETY: An skb we own.
-        unsafe { bindings::rtun_pskb_may_pull(self.as_ptr(), len) }
+        unsafe { bindings::pskb_may_pull(self.as_ptr(), len) }
     }
 
     /// `virtio_net_hdr_to_skb()`: applies a writer's vnet header (checksum
     /// offload, GSO type and size), checked as the kernel checks it;
     /// `EINVAL` for a header it rejects.
     pub(crate) fn vnet_hdr_to_skb(&mut self, hdr: &VnetHdr) -> Result {
-        // SAFETY: An skb we own, filled; `hdr` is a valid header.
-        let r = unsafe { bindings::rtun_virtio_net_hdr_to_skb_le(self.as_ptr(), &hdr.0) };
+        // SAFETY: An skb we own, filled; `hdr` is a valid header. Little-
+        // endian, a constant as in tun.c on x86_64 (`tun_is_little_endian()`:
+        // `TUN_VNET_LE` or the legacy header, little-endian there), so the
+        // byte-order tests fold away as they do in `tun_get_user()`.
+        let r = unsafe { bindings::virtio_net_hdr_to_skb(self.as_ptr(), &hdr.0, true) };
         if r == 0 {
             Ok(())
         } else {
@@ -303,32 +316,38 @@ impl SkBuff {
     /// describing this skb to a reader (`vlan_hlen`: a VLAN tag the copy
     /// inserts); `EINVAL` for a GSO type the header cannot express.
     pub(crate) fn vnet_hdr_from_skb(&self, vlan_hlen: u16) -> Result<VnetHdr> {
-        // SAFETY: A valid skb, ours.
-        let hdr = unsafe { inline::virtio_net_hdr_from_skb(self.as_ptr(), vlan_hlen) };
-        // The debug kernel checks the Rust copy against C's on every read.
-        #[cfg(CONFIG_DEBUG_NET)]
-        // SAFETY: A valid skb; a header of ours to read.
-        unsafe {
-            let h = hdr.unwrap_or_default();
-            bindings::rtun_virtio_net_hdr_from_skb_check(
+        let mut hdr = VnetHdr::default();
+        // SAFETY: A valid skb, ours; `hdr` is ours to write (C zeroes it
+        // first). Little-endian, as in `vnet_hdr_to_skb`.
+        let r = unsafe {
+            bindings::virtio_net_hdr_from_skb(
                 self.as_ptr(),
-                &h,
-                hdr.is_some(),
+                &mut hdr.0,
+                true,
+                true,
                 c_int::from(vlan_hlen),
             )
         };
-        hdr.map(VnetHdr).ok_or(EINVAL)
+        if r == 0 {
+            Ok(hdr)
+        } else {
+            Err(EINVAL)
+        }
     }
 
     /// The skb's VLAN tag kept out of band (`skb_vlan_tag_present()`):
     /// its protocol (network byte order) and TCI.
     pub(crate) fn vlan_tag(&self) -> Option<(u16, u16)> {
-        // SAFETY: A valid skb.
+        // SAFETY: A valid skb; `vlan_proto` is a plain field of its
+        // `headers` group (tun.c reads `skb->vlan_proto`).
         unsafe {
-            inline::skb_vlan_tag_present(self.as_ptr()).then(|| {
+            bindings::skb_vlan_tag_present(self.as_ptr()).then(|| {
                 (
-                    inline::SKB_VLAN_PROTO.read(self.as_ptr()),
-                    inline::SKB_VLAN_TCI.read(self.as_ptr()),
+                    (*skb_headers(self.as_ptr()))
+                        .__bindgen_anon_2
+                        .__bindgen_anon_1
+                        .vlan_proto,
+                    bindings::skb_vlan_tag_get(self.as_ptr()),
                 )
             })
         }
@@ -336,12 +355,10 @@ impl SkBuff {
 
     /// The first byte of the packet data, if any is linear.
     pub(crate) fn first_byte(&self) -> Option<u8> {
-        // SAFETY: A valid skb; `skb_headlen() = len - data_len` bytes at
-        // `data` are initialised (type invariants).
+        // SAFETY: A valid skb; `skb_headlen()` bytes at `data` are
+        // initialised (type invariants).
         unsafe {
-            let len = inline::SKB_LEN.read(self.as_ptr());
-            let data_len = inline::SKB_DATA_LEN.read(self.as_ptr());
-            (len != data_len).then(|| ptr::read(inline::SKB_DATA.read(self.as_ptr())))
+            (bindings::skb_headlen(self.as_ptr()) != 0).then(|| ptr::read((*self.as_ptr()).data))
         }
     }
 
@@ -352,11 +369,8 @@ impl SkBuff {
         // SAFETY: A valid skb; `skb_headlen()` bytes at `data` are
         // initialised, and we read `N` only if that many are there.
         unsafe {
-            let len = inline::SKB_LEN.read(self.as_ptr());
-            let data_len = inline::SKB_DATA_LEN.read(self.as_ptr());
-            ((len - data_len) as usize >= N).then(|| {
-                ptr::read_unaligned(inline::SKB_DATA.read(self.as_ptr()).cast::<[u8; N]>())
-            })
+            (bindings::skb_headlen(self.as_ptr()) as usize >= N)
+                .then(|| ptr::read_unaligned((*self.as_ptr()).data.cast::<[u8; N]>()))
         }
     }
 
@@ -365,9 +379,14 @@ impl SkBuff {
     pub(crate) fn set_l3<P>(&mut self, protocol_be: u16, dev: &NetDevice<P>) {
         // SAFETY: An skb we own; `dev` is a live device.
         unsafe {
-            inline::skb_reset_mac_network_header::<true, false>(self.as_ptr());
-            inline::SKB_PROTOCOL.write(self.as_ptr(), protocol_be);
-            inline::SKB_DEV.write(self.as_ptr(), dev.as_ptr());
+            let skb = self.as_ptr();
+            bindings::skb_reset_mac_header(skb);
+            (*skb_headers(skb)).protocol = protocol_be;
+            (*skb)
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .dev = dev.as_ptr();
         }
     }
 
@@ -380,7 +399,7 @@ impl SkBuff {
         // SAFETY: An skb we own with `ETH_HLEN` linear bytes.
         unsafe {
             let proto = bindings::eth_type_trans(self.as_ptr(), dev.as_ptr());
-            inline::SKB_PROTOCOL.write(self.as_ptr(), proto);
+            (*skb_headers(self.as_ptr())).protocol = proto;
         }
         true
     }
@@ -390,8 +409,8 @@ impl SkBuff {
     pub(crate) fn reset_network_probe_transport(&mut self) {
         // SAFETY: An skb we own.
         unsafe {
-            inline::skb_reset_mac_network_header::<false, true>(self.as_ptr());
-            inline::skb_probe_transport_header(self.as_ptr());
+            bindings::skb_reset_network_header(self.as_ptr());
+            bindings::skb_probe_transport_header(self.as_ptr());
         }
     }
 
@@ -400,12 +419,9 @@ impl SkBuff {
     /// to the packet. `ENOMEM` if the copy fails (the caller drops).
     #[inline(always)]
     pub(crate) fn orphan_frags_rx(&mut self) -> Result {
-        // SAFETY: An skb we own.
-        if !unsafe { inline::skb_zcopy(self.as_ptr()) } {
-            return Ok(());
-        }
         // SAFETY: An skb we own; the gfp of `ndo_start_xmit` context.
-        let err = unsafe { bindings::skb_copy_ubufs(self.as_ptr(), bindings::RTUN_GFP_ATOMIC) };
+        let err =
+            unsafe { bindings::skb_orphan_frags_rx(self.as_ptr(), bindings::RTUN_GFP_ATOMIC) };
         if err == 0 {
             Ok(())
         } else {
@@ -417,28 +433,16 @@ impl SkBuff {
     /// have asked for (before `skb_orphan()`, which forgets the socket).
     #[inline(always)]
     pub(crate) fn tx_timestamp(&mut self) {
-        #[cfg(CONFIG_NETWORK_PHY_TIMESTAMPING)]
         // SAFETY: An skb we own.
-        unsafe {
-            bindings::skb_clone_tx_timestamp(self.as_ptr())
-        };
-        // SAFETY: An skb we own; no hardware time.
-        unsafe {
-            if inline::skb_wants_sw_tstamp(self.as_ptr()) {
-                bindings::skb_tstamp_tx(self.as_ptr(), ptr::null_mut());
-            }
-        }
+        unsafe { bindings::skb_tx_timestamp(self.as_ptr()) }
     }
 
     /// `nf_reset_ct()`: the packet leaves the host; it keeps no conntrack
     /// reference (without `CONFIG_NF_CONNTRACK` there is none to drop).
     #[inline(always)]
     pub(crate) fn nf_reset_ct(&mut self) {
-        #[cfg(CONFIG_NF_CONNTRACK)]
         // SAFETY: An skb we own.
-        unsafe {
-            bindings::rtun_nf_reset_ct(self.as_ptr())
-        };
+        unsafe { bindings::nf_reset_ct(self.as_ptr()) }
     }
 
     /// `skb_tx_error()` then `kfree_skb()`: a transmit drop; a zerocopy
@@ -460,14 +464,14 @@ impl SkBuff {
     #[inline(always)]
     pub(crate) fn consume(self) {
         // SAFETY: We own the skb and free it.
-        unsafe { inline::consume_skb(self.into_raw()) };
+        unsafe { bindings::consume_skb(self.into_raw()) };
     }
 }
 
 impl Drop for SkBuff {
     fn drop(&mut self) {
         // SAFETY: We own the skb; a drop is a drop (`kfree_skb`).
-        unsafe { bindings::rtun_kfree_skb(self.as_ptr()) };
+        unsafe { bindings::kfree_skb(self.as_ptr()) };
     }
 }
 
@@ -496,10 +500,11 @@ impl Unfilled {
     ) -> Self {
         // SAFETY: As the caller guarantees.
         unsafe {
-            inline::skb_reserve(p.as_ptr(), prepad as u32);
-            bindings::skb_put(p.as_ptr(), linear as c_uint);
-            inline::SKB_DATA_LEN.write(p.as_ptr(), (len - linear) as u32);
-            inline::SKB_LEN.write(p.as_ptr(), len as u32);
+            let skb = p.as_ptr();
+            bindings::skb_reserve(skb, prepad as c_int);
+            bindings::skb_put(skb, linear as c_uint);
+            (*skb).data_len = (len - linear) as c_uint;
+            (*skb).len = len as c_uint;
         }
         // INVARIANT: Ours alone; not filled yet.
         Self(p)
@@ -516,7 +521,7 @@ impl Unfilled {
                 p,
                 0,
                 from.as_raw(),
-                inline::SKB_LEN.read(p) as c_int,
+                (*p).len as c_int,
             )
         };
         // SAFETY: Ours; filled if the copy succeeded, and dropped unread
@@ -533,6 +538,6 @@ impl Unfilled {
 impl Drop for Unfilled {
     fn drop(&mut self) {
         // SAFETY: Ours; freeing reads no packet bytes.
-        unsafe { bindings::rtun_kfree_skb(self.0.as_ptr()) };
+        unsafe { bindings::kfree_skb(self.0.as_ptr()) };
     }
 }

@@ -18,7 +18,7 @@ use super::napi::NapiState;
 use super::netdev::NetNs;
 use super::skb::{SkBuff, Unfilled};
 use super::sync::WaitQueue;
-use super::{inline, this_module, zeroed, KernelStatic};
+use super::{this_module, zeroed, KernelStatic};
 use crate::bindings;
 use core::ffi::{c_int, c_uint, c_ulong};
 use core::ptr::{self, NonNull};
@@ -147,16 +147,16 @@ impl Sock {
         // SAFETY: A fresh socket of `proto`'s size, ours alone: its
         // `struct socket` is set up as tun_chr_open() does.
         unsafe {
-            let sock = bindings::rtun_sock_socket(rs.as_ptr());
+            let sock = ptr::addr_of_mut!((*rs.as_ptr()).socket);
             bindings::__init_waitqueue_head(
-                bindings::rtun_socket_wait(sock),
+                ptr::addr_of_mut!((*sock).wq.wait),
                 kernel::c_str!("rust_tun sock").as_char_ptr().cast(),
                 ptr::from_ref(kernel::static_lock_class!())
                     .cast_mut()
                     .cast(),
             );
             bindings::__mutex_init(
-                bindings::rtun_sock_napi_mutex(rs.as_ptr()),
+                ptr::addr_of_mut!((*rs.as_ptr()).napi_mutex),
                 kernel::c_str!("rust_tun napi_mutex").as_char_ptr().cast(),
                 ptr::from_ref(kernel::static_lock_class!())
                     .cast_mut()
@@ -165,9 +165,9 @@ impl Sock {
             // `tfile->socket.ops = &tun_socket_ops`; `socket.file` comes
             // with the file (`graft_file`).
             (*sock).ops = proto.1.get();
-            bindings::sock_init_data_uid(sock, sk, bindings::rtun_current_fsuid());
-            bindings::rtun_sk_set_write_space(sk, Some(sock_write_space));
-            bindings::rtun_sk_set_sndbuf(sk, SNDBUF_UNLIMITED);
+            bindings::sock_init_data_uid(sock, sk, bindings::current_fsuid());
+            (*sk).sk_write_space = Some(sock_write_space);
+            ptr::write_volatile(ptr::addr_of_mut!((*sk).sk_sndbuf), SNDBUF_UNLIMITED);
         }
         // INVARIANT: Initialised, and the allocation's reference is ours.
         Ok(Self(rs, NapiState::new()))
@@ -179,7 +179,7 @@ impl Sock {
 
     fn socket(&self) -> *mut bindings::socket {
         // SAFETY: A live socket of ours (type invariant).
-        unsafe { bindings::rtun_sock_socket(self.0.as_ptr()) }
+        unsafe { ptr::addr_of_mut!((*self.0.as_ptr()).socket) }
     }
 
     /// `tfile->socket.file = file` (`tun_chr_open()`): the socket stands
@@ -194,9 +194,10 @@ impl Sock {
         // SAFETY: A live socket; readers of `sk_socket->file` hold
         // `sk_callback_lock` for reading (`sock_graft()`'s lock).
         unsafe {
-            bindings::rtun_sk_callback_write_lock_bh(self.sk());
+            let lock = ptr::addr_of_mut!((*self.sk()).sk_callback_lock);
+            bindings::write_lock_bh(lock);
             (*self.socket()).file = file;
-            bindings::rtun_sk_callback_write_unlock_bh(self.sk());
+            bindings::write_unlock_bh(lock);
         }
     }
 
@@ -207,9 +208,10 @@ impl Sock {
         // SAFETY: A live socket; under `sk_callback_lock`, so a reader
         // that saw the file finishes with it before the file is freed.
         unsafe {
-            bindings::rtun_sk_callback_write_lock_bh(self.sk());
+            let lock = ptr::addr_of_mut!((*self.sk()).sk_callback_lock);
+            bindings::write_lock_bh(lock);
             (*self.socket()).file = ptr::null_mut();
-            bindings::rtun_sk_callback_write_unlock_bh(self.sk());
+            bindings::write_unlock_bh(lock);
         }
     }
 
@@ -225,7 +227,7 @@ impl Sock {
                 req.fd,
                 req.file,
                 c_int::from(on),
-                bindings::rtun_socket_fasync_list(self.socket()),
+                ptr::addr_of_mut!((*self.socket()).wq.fasync_list),
             )
         };
         to_result(ret.min(0))
@@ -244,32 +246,37 @@ impl Sock {
     pub(crate) fn wq(&self) -> &WaitQueue {
         // SAFETY: The socket's wait queue head lives as long as the socket;
         // `WaitQueue` is a transparent wrapper of `wait_queue_head`.
-        unsafe { &*inline::sk_sleep(self.sk()).cast::<WaitQueue>() }
+        unsafe { &*bindings::sk_sleep(self.sk()).cast::<WaitQueue>() }
     }
 
     /// `sk->sk_sndbuf`.
     pub(crate) fn sndbuf(&self) -> i32 {
         // SAFETY: A live socket; READ_ONCE.
-        unsafe { bindings::rtun_sk_sndbuf(self.sk()) }
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.sk()).sk_sndbuf)) }
     }
 
     /// Sets `sk->sk_sndbuf`, as `tun_set_sndbuf()` (WRITE_ONCE).
     pub(crate) fn set_sndbuf(&self, v: i32) {
         // SAFETY: A live socket; WRITE_ONCE.
-        unsafe { bindings::rtun_sk_set_sndbuf(self.sk(), v) }
+        unsafe { ptr::write_volatile(ptr::addr_of_mut!((*self.sk()).sk_sndbuf), v) }
     }
 
     /// `sock_writeable()`: in-flight bytes below half the send buffer.
     pub(crate) fn writeable(&self) -> bool {
         // SAFETY: A live socket.
-        unsafe { inline::sock_writeable(self.sk()) }
+        unsafe { bindings::sock_writeable(self.sk()) }
     }
 
     /// Flags that a poller waits for space (`SOCKWQ_ASYNC_NOSPACE`), so the
     /// next freed packet wakes it; whether it was flagged already.
     pub(crate) fn test_and_set_nospace(&self) -> bool {
         // SAFETY: A live socket with its `struct socket`.
-        unsafe { bindings::rtun_sk_test_and_set_nospace(self.sk()) }
+        unsafe {
+            bindings::test_and_set_bit(
+                bindings::SOCKWQ_ASYNC_NOSPACE.into(),
+                nospace_word(self.sk()),
+            )
+        }
     }
 
     /// Whether a classic BPF filter is attached.
@@ -277,7 +284,7 @@ impl Sock {
     pub(crate) fn has_filter(&self) -> bool {
         // SAFETY: A live socket; a plain pointer read, as
         // `rcu_access_pointer()`.
-        unsafe { !inline::SOCK_FILTER.read_once(self.sk()).is_null() }
+        unsafe { !ptr::read_volatile(ptr::addr_of!((*self.sk()).sk_filter)).is_null() }
     }
 
     /// `sk_filter()`: runs the attached filter on `skb`, which it may trim;
@@ -285,7 +292,7 @@ impl Sock {
     pub(crate) fn filter(&self, skb: SkBuff) -> core::result::Result<SkBuff, SkBuff> {
         // SAFETY: A live socket and an skb we own; the filter runs under
         // its own RCU read section.
-        if unsafe { bindings::rtun_sk_filter(self.sk(), skb.as_ptr()) } == 0 {
+        if unsafe { bindings::sk_filter(self.sk(), skb.as_ptr()) } == 0 {
             Ok(skb)
         } else {
             Err(skb)
@@ -299,7 +306,7 @@ impl Sock {
         // SAFETY: A live socket, locked as sk_attach_filter() wants; it
         // reads the program through the user pointer with copy_from_user.
         let ret = unsafe {
-            bindings::rtun_lock_sock(self.sk());
+            bindings::lock_sock(self.sk());
             let ret = bindings::sk_attach_filter(&mut f, self.sk());
             bindings::release_sock(self.sk());
             ret
@@ -311,7 +318,7 @@ impl Sock {
     pub(crate) fn detach_filter(&self) {
         // SAFETY: A live socket, locked.
         unsafe {
-            bindings::rtun_lock_sock(self.sk());
+            bindings::lock_sock(self.sk());
             bindings::sk_detach_filter(self.sk());
             bindings::release_sock(self.sk());
         }
@@ -364,7 +371,7 @@ impl Sock {
     /// a new file descriptor for the namespace.
     pub(crate) fn open_netns(&self) -> Result<isize> {
         // SAFETY: A live socket; its namespace lives as long as it does.
-        let net = unsafe { bindings::rtun_sock_net(self.sk()) };
+        let net = unsafe { bindings::sock_net(self.sk()) };
         open_netns(net)
     }
 }
@@ -387,13 +394,23 @@ pub(crate) enum FasyncBand {
 unsafe fn kill_fasync_sk(sk: *mut bindings::sock, band: c_int) {
     // SAFETY: As the caller promises.
     unsafe {
-        let sock = bindings::rtun_sock_socket(sk.cast());
+        let sock = (*sk).sk_socket;
         bindings::kill_fasync(
-            bindings::rtun_socket_fasync_list(sock),
+            ptr::addr_of_mut!((*sock).wq.fasync_list),
             bindings::RTUN_SIGIO,
             band,
         )
     }
+}
+
+/// `&sk->sk_socket->flags`, the word of `SOCKWQ_ASYNC_NOSPACE`.
+///
+/// # Safety
+///
+/// `sk` is a live socket with its `struct socket`.
+unsafe fn nospace_word(sk: *mut bindings::sock) -> *mut c_ulong {
+    // SAFETY: As the caller guarantees.
+    unsafe { ptr::addr_of_mut!((*(*sk).sk_socket).flags) }
 }
 
 /// A file descriptor for `net` if the caller has `CAP_NET_ADMIN` in it.
@@ -403,10 +420,11 @@ pub(super) fn open_netns(net: *mut bindings::net) -> Result<isize> {
     // SAFETY: Callers pass a live namespace (a socket's or a device's,
     // which they hold).
     unsafe {
-        if !bindings::rtun_ns_capable_net_admin(net) {
+        if !bindings::ns_capable((*net).user_ns, bindings::CAP_NET_ADMIN as c_int) {
             return Err(EPERM);
         }
-        let fd = bindings::rtun_open_related_net_ns(net);
+        let fd =
+            bindings::open_related_ns(ptr::addr_of_mut!((*net).ns), Some(bindings::get_net_ns));
         to_result(fd)?;
         Ok(fd as isize)
     }
@@ -429,7 +447,7 @@ impl Drop for Sock {
         self.1.wait_deleted();
         // SAFETY: Our reference; packets in flight hold theirs through
         // `sk_wmem_alloc`, and the socket is freed after the last.
-        unsafe { bindings::rtun_sock_put(self.sk()) }
+        unsafe { bindings::sock_put(self.sk()) }
     }
 }
 
@@ -454,21 +472,23 @@ impl Drop for Sock {
 unsafe extern "C" fn sock_write_space(sk: *mut bindings::sock) {
     // SAFETY: A live socket of ours, with its `struct socket`.
     unsafe {
-        if !inline::sock_writeable(sk) {
+        if !bindings::sock_writeable(sk) {
             return;
         }
-        let wq = inline::sk_sleep(sk);
+        let wq = bindings::sk_sleep(sk);
         // Ordered after the waiter's `prepare_to_wait()`: `sock_wfree()`
         // gave the bytes back with a locked RMW, a full barrier on x86_64
         // (the one architecture this builds for), as `skwq_has_sleeper()`'s
         // `smp_mb()` would be.
-        if inline::waitqueue_active(wq) {
-            bindings::rtun_wake_up_interruptible_sync_poll(
+        if bindings::waitqueue_active(wq) != 0 {
+            bindings::wake_up_interruptible_sync_poll(
                 wq,
                 bindings::RTUN_EPOLLOUT | bindings::RTUN_EPOLLWRNORM | bindings::RTUN_EPOLLWRBAND,
             );
         }
-        if bindings::rtun_sk_test_nospace(sk) && bindings::rtun_sk_test_and_clear_nospace(sk) {
+        let nospace = nospace_word(sk);
+        let nr = bindings::SOCKWQ_ASYNC_NOSPACE.into();
+        if bindings::test_bit(nr, nospace) && bindings::test_and_clear_bit(nr, nospace) {
             kill_fasync_sk(sk, FasyncBand::Out as c_int);
         }
     }

@@ -3,7 +3,7 @@
 //! Locking, RCU, rtnl, wait queues and timers: `SpinLockBh`,
 //! `RcuArc`, `Rtnl`, `WaitQueue`, `Timer`.
 
-use super::{inline, rcu};
+use super::rcu;
 use crate::bindings;
 use core::cell::UnsafeCell;
 use core::ffi::c_ulong;
@@ -46,12 +46,12 @@ unsafe impl Backend for SpinLockBhBackend {
         // CAST: `kernel::bindings::spinlock_t` and our `spinlock` are the same
         // C type, bound twice.
         // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
-        unsafe { bindings::rtun_spin_lock_bh(ptr.cast()) }
+        unsafe { bindings::spin_lock_bh(ptr.cast()) }
     }
 
     unsafe fn unlock(ptr: *mut Self::State, _guard_state: &()) {
         // SAFETY: The caller guarantees it holds the lock at `ptr`.
-        unsafe { bindings::rtun_spin_unlock_bh(ptr.cast()) }
+        unsafe { bindings::spin_unlock_bh(ptr.cast()) }
     }
 }
 
@@ -88,7 +88,7 @@ impl BhDisabled {
     #[inline(always)]
     pub(crate) fn new() -> Self {
         // SAFETY: Balanced by `drop`.
-        unsafe { inline::local_bh_disable() };
+        unsafe { bindings::local_bh_disable() };
         Self(PhantomData)
     }
 }
@@ -97,7 +97,7 @@ impl Drop for BhDisabled {
     #[inline(always)]
     fn drop(&mut self) {
         // SAFETY: Balances `new`.
-        unsafe { inline::local_bh_enable() };
+        unsafe { bindings::local_bh_enable() };
     }
 }
 
@@ -105,13 +105,13 @@ impl Drop for BhDisabled {
 /// context).
 pub(crate) fn cond_resched() {
     // SAFETY: No memory-safety precondition (it may sleep).
-    unsafe { bindings::rtun_cond_resched() };
+    unsafe { bindings::cond_resched() };
 }
 
 /// `signal_pending(current)`.
 pub(crate) fn signal_pending() -> bool {
     // SAFETY: Always allowed.
-    unsafe { bindings::rtun_signal_pending() }
+    unsafe { bindings::signal_pending(bindings::get_current()) != 0 }
 }
 
 /// `synchronize_net()`: waits until every RCU reader that may have seen an
@@ -484,18 +484,18 @@ impl WaitQueue {
         // pinned; `entry` stays on the queue only until `remove_wait_queue`
         // below, within this frame.
         unsafe {
-            bindings::rtun_init_waitqueue_entry_current(entry.get());
+            bindings::init_waitqueue_entry(entry.get(), bindings::get_current());
             bindings::add_wait_queue(self.head.get(), entry.get());
         }
         let ret = loop {
             // SAFETY: Always allowed; `set_current_state` orders the state
             // write before `cond`'s reads (it has a full barrier).
-            unsafe { bindings::rtun_set_current_state_interruptible() };
+            unsafe { bindings::set_current_state(bindings::RTUN_TASK_INTERRUPTIBLE) };
             if let Some(v) = cond() {
                 break Ok(v);
             }
             // SAFETY: Always allowed.
-            if unsafe { bindings::rtun_signal_pending() } {
+            if unsafe { bindings::signal_pending(bindings::get_current()) } != 0 {
                 break Err(ERESTARTSYS);
             }
             // SAFETY: Process context, no spinlock held (the caller's `cond`
@@ -504,7 +504,7 @@ impl WaitQueue {
         };
         // SAFETY: Back to running; `entry` leaves the queue before it dies.
         unsafe {
-            bindings::rtun_set_current_state_running();
+            bindings::__set_current_state(bindings::RTUN_TASK_RUNNING);
             bindings::remove_wait_queue(self.head.get(), entry.get());
         }
         ret
@@ -513,7 +513,7 @@ impl WaitQueue {
     /// `wake_up_interruptible_poll()`; callable from any context.
     pub(crate) fn wake_up_poll(&self, mask: u32) {
         // SAFETY: `head` is initialised.
-        unsafe { bindings::rtun_wake_up_interruptible_poll(self.head.get(), mask) };
+        unsafe { bindings::wake_up_interruptible_poll(self.head.get(), mask) };
     }
 
     /// `wake_up_interruptible_poll()` only if someone waits or polls
@@ -525,10 +525,10 @@ impl WaitQueue {
     pub(crate) fn wake_up_poll_if_sleeper(&self, mask: u32) {
         core::sync::atomic::fence(Ordering::SeqCst);
         // SAFETY: `head` is initialised.
-        if unsafe { inline::waitqueue_active(self.head.get()) } {
+        if unsafe { bindings::waitqueue_active(self.head.get()) } != 0 {
             // SAFETY: `head` is initialised. The sync variant, as
             // `sock_def_readable()` (tun.c's `sk_data_ready`) uses.
-            unsafe { bindings::rtun_wake_up_interruptible_sync_poll(self.head.get(), mask) };
+            unsafe { bindings::wake_up_interruptible_sync_poll(self.head.get(), mask) };
         }
     }
 }
@@ -583,7 +583,7 @@ impl<'f> PollTable<'f> {
         // contract); `wq` lives for `'f`, until the file's release, after
         // which the poll tables' entries are gone (`eventpoll_release()`;
         // `poll()`/`select()` remove theirs before they return).
-        unsafe { bindings::rtun_poll_wait(self.file, wq.head.get(), self.table) };
+        unsafe { bindings::poll_wait(self.file, wq.head.get(), self.table) };
     }
 }
 
@@ -593,7 +593,9 @@ impl<'f> PollTable<'f> {
 /// `jiffies`.
 #[inline(always)]
 pub(crate) fn jiffies() -> u64 {
-    inline::jiffies()
+    // SAFETY: `jiffies` is a live, exported `volatile unsigned long`, read
+    // as C reads it.
+    unsafe { ptr::read_volatile(ptr::addr_of!(bindings::jiffies)) as u64 }
 }
 
 /// `HZ`.
@@ -662,7 +664,7 @@ impl<T: HasTimer> Timer<T> {
             // SAFETY: `slot` is valid for writes and pinned (it is
             // initialised in place and never moves).
             timer <- Opaque::ffi_init(|slot| unsafe {
-                bindings::rtun_timer_setup(slot, Some(Self::run))
+                bindings::timer_setup(slot, Some(Self::run), 0)
             }),
             _owner: PhantomData,
         })
@@ -686,7 +688,7 @@ impl<T: HasTimer> Timer<T> {
     /// `timer_pending()`.
     pub(crate) fn pending(&self) -> bool {
         // SAFETY: Set up by `new`.
-        unsafe { bindings::rtun_timer_pending(self.timer.get()) }
+        unsafe { bindings::timer_pending(self.timer.get()) != 0 }
     }
 
     /// `mod_timer()`: a no-op once shut down.

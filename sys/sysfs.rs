@@ -77,7 +77,7 @@ unsafe extern "C" fn show<T: DevAttrShow>(
     // SAFETY: As above: the device embeds `d`, and `buf` is a page.
     let (dev, buf) = unsafe {
         (
-            NetDevice::<T::Priv>::from_raw(bindings::rtun_to_net_dev(d)),
+            NetDevice::<T::Priv>::from_raw(bindings::to_net_dev(d)),
             core::slice::from_raw_parts_mut(buf.cast::<u8>(), bindings::RTUN_PAGE_SIZE as usize),
         )
     };

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/mm.h>
+
+__rtun_helper struct page *rtun_helper_virt_to_head_page(const void *x)
+{
+	return virt_to_head_page(x);
+}
+
+__rtun_helper void *rtun_helper_page_address(const struct page *page)
+{
+	return page_address(page);
+}

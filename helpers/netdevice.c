@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/netdevice.h>
+#include <linux/notifier.h>
+
+__rtun_helper void rtun_helper_dev_hold(struct net_device *dev)
+{
+	dev_hold(dev);
+}
+
+__rtun_helper void rtun_helper_dev_put(struct net_device *dev)
+{
+	dev_put(dev);
+}
+
+__rtun_helper struct net *rtun_helper_dev_net(const struct net_device *dev)
+{
+	return dev_net(dev);
+}
+
+__rtun_helper void rtun_helper_dev_net_set(struct net_device *dev, struct net *net)
+{
+	dev_net_set(dev, net);
+}
+
+__rtun_helper void *rtun_helper_netdev_priv(const struct net_device *dev)
+{
+	return netdev_priv(dev);
+}
+
+__rtun_helper bool rtun_helper_netif_running(const struct net_device *dev)
+{
+	return netif_running(dev);
+}
+
+__rtun_helper void rtun_helper_netif_tx_start_all_queues(struct net_device *dev)
+{
+	netif_tx_start_all_queues(dev);
+}
+
+__rtun_helper void rtun_helper_netif_tx_stop_all_queues(struct net_device *dev)
+{
+	netif_tx_stop_all_queues(dev);
+}
+
+__rtun_helper void rtun_helper_netif_tx_wake_all_queues(struct net_device *dev)
+{
+	netif_tx_wake_all_queues(dev);
+}
+
+__rtun_helper struct netdev_queue *rtun_helper_netdev_get_tx_queue(const struct net_device *dev,
+								 unsigned int index)
+{
+	return netdev_get_tx_queue(dev, index);
+}
+
+__rtun_helper void rtun_helper_txq_trans_cond_update(struct netdev_queue *txq)
+{
+	txq_trans_cond_update(txq);
+}
+
+__rtun_helper void rtun_helper_dev_sw_netstats_rx_add(struct net_device *dev, unsigned int len)
+{
+	dev_sw_netstats_rx_add(dev, len);
+}
+
+__rtun_helper void rtun_helper_dev_sw_netstats_tx_add(struct net_device *dev, unsigned int packets,
+						     unsigned int len)
+{
+	dev_sw_netstats_tx_add(dev, packets, len);
+}
+
+__rtun_helper void rtun_helper_dev_core_stats_rx_dropped_inc(struct net_device *dev)
+{
+	dev_core_stats_rx_dropped_inc(dev);
+}
+
+__rtun_helper void rtun_helper_dev_core_stats_tx_dropped_inc(struct net_device *dev)
+{
+	dev_core_stats_tx_dropped_inc(dev);
+}
+
+__rtun_helper struct net_device *rtun_helper_netdev_notifier_info_to_dev(const struct netdev_notifier_info *info)
+{
+	return netdev_notifier_info_to_dev(info);
+}
+
+__rtun_helper struct net_device *rtun_helper_to_net_dev(struct device *d)
+{
+	return to_net_dev(d);
+}
+
+__rtun_helper int rtun_helper_notifier_to_errno(int ret)
+{
+	return notifier_to_errno(ret);
+}

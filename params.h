@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The modules' parameters, for bindgen and their C files: rust_tun's
+ * (tun_params.c) and rust_dummy's (dummy_params.c).
+ */
+#ifndef RUST_TUN_PARAMS_H
+#define RUST_TUN_PARAMS_H
+
+#include <linux/types.h>
+
+bool rtun_param_unguarded(void);
+bool rtun_param_dropin(void);
+unsigned long rtun_param_flow_ageing(void);
+int rtun_param_numdummies(void);
+
+#endif /* RUST_TUN_PARAMS_H */
