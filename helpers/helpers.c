@@ -49,6 +49,7 @@
 #include "netdevice.c"
 #include "netlink.c"
 #include "percpu.c"
+#include "preempt.c"
 #include "rcu.c"
 #include "rps.c"
 #include "security.c"

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/preempt.h>
+
+__rtun_helper void rtun_helper_preempt_disable(void)
+{
+	preempt_disable();
+}
+
+__rtun_helper void rtun_helper_preempt_enable(void)
+{
+	preempt_enable();
+}
