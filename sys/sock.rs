@@ -15,9 +15,9 @@
 
 use super::chrdev::Fasync;
 use super::napi::NapiState;
-use super::netdev::NetNs;
+use super::netdev::netns::NetNs;
 use super::skb::{SkBuff, Unfilled};
-use super::sync::WaitQueue;
+use super::sync::wait::WaitQueue;
 use super::{this_module, zeroed, KernelStatic};
 use crate::bindings;
 use core::ffi::{c_int, c_uint, c_ulong};
@@ -110,7 +110,7 @@ impl SockFprog {
 ///
 /// Points to a live `rtun_sock` initialised by [`Sock::new`], on which this
 /// holds a reference. The second field is the state of the socket's NAPI
-/// context (`sys/napi.rs`).
+/// context (`sys/napi/`).
 pub(crate) struct Sock(
     pub(super) NonNull<bindings::rtun_sock>,
     pub(super) NapiState,
