@@ -132,6 +132,7 @@ mod ring;
 mod rps;
 mod security;
 mod skb;
+mod skb_queue;
 mod sock;
 mod static_key;
 mod sync;
@@ -156,6 +157,7 @@ pub(crate) use debugfs::{
 /// `NET_SKB_PAD` (include/linux/skbuff.h), evaluated in `bindings_helper.h`.
 pub(crate) const NET_SKB_PAD: usize = bindings::RTUN_NET_SKB_PAD as usize;
 pub(crate) use napi::frags::{NapiFrags, NapiFragsLocked};
+pub(crate) use napi::{Napi, NapiPoll, NAPI_POLL_WEIGHT};
 pub(crate) use netdev::builder::{DevSetup, NameAssign, NetDeviceBuilder};
 pub(crate) use netdev::device::{NetDevice, RcuDev, IFF_UP, SOCKADDR_LEN};
 pub(crate) use netdev::ethtool::{Channels, DrvInfo, EthtoolOps, EthtoolTable, LinkKsettings};
@@ -181,7 +183,7 @@ pub(crate) use security::{security_tun_dev_create, TunSecurity};
 pub(crate) use skb::{
     IovIterDest, IovIterSource, SkBuff, VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
 };
-pub(crate) use sock::{FasyncBand, Proto, Sock, SockFprog, SOCK_FPROG_LEN};
+pub(crate) use sock::{FasyncBand, Proto, Sock, SockFprog, SockRef, SOCK_FPROG_LEN};
 pub(crate) use static_key::{
     for_each_jump_site, rfs_needed_count, static_branch_unlikely, SiteInsn, JUMP_LABELS,
 };

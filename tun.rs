@@ -40,6 +40,7 @@ mod flow_table;
 mod iff;
 mod ioctl;
 mod link;
+mod napi;
 mod queue;
 mod rps;
 mod sys;

@@ -34,12 +34,6 @@ use kernel::error::to_result;
 use kernel::prelude::*;
 
 impl Sock {
-    fn napi_mutex(&self) -> *mut bindings::mutex {
-        // SAFETY: A live socket of ours; the mutex was initialised by
-        // `Sock::new`.
-        unsafe { ptr::addr_of_mut!((*self.0.as_ptr()).napi_mutex) }
-    }
-
     pub(super) fn napi_lock(&self) {
         // SAFETY: The socket's initialised mutex; process context (may
         // sleep). Every holder releases it without touching user memory.
@@ -62,9 +56,9 @@ impl Sock {
         let skb = if self.1.get() == State::None {
             Err(EBUSY)
         } else {
-            let napi = self.napi();
+            let napi = self.napi_ptr();
             // SAFETY: The context is on its device's list (state, which
-            // `napi_del` changes under the mutex we hold), so `napi->dev`
+            // `NapiContext::del` changes under the mutex we hold), so `napi->dev`
             // is live; `napi->skb` is only touched under the mutex, and
             // `napi_get_frags()` wants bottom halves off. What it returns
             // is the context's skb, which we take: nobody else references
@@ -278,7 +272,7 @@ impl NapiFragsLocked<'_> {
         if sock.1.get() != State::Enabled || sock.1.dev.load(Ordering::Relaxed) != dev.as_ptr() {
             return Err(EBUSY);
         }
-        let napi = sock.napi();
+        let napi = sock.napi_ptr();
         let mut this = ManuallyDrop::new(self);
         // SAFETY: The context is on `dev`'s list (checked above, under the
         // mutex), so `napi_schedule_prep()` may be tried; when it succeeds
