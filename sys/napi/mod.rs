@@ -38,9 +38,8 @@ use kernel::types::Opaque;
 
 pub(super) mod frags;
 
-/// `NAPI_POLL_WEIGHT`: the most packets one poll hands to GRO, and the
-/// queue length past which a writer schedules the context even when more
-/// data follows (tun.c).
+/// `NAPI_POLL_WEIGHT`: the budget of one poll of a context added with
+/// `netif_napi_add_tx()`.
 pub(crate) const NAPI_POLL_WEIGHT: u32 = bindings::NAPI_POLL_WEIGHT;
 
 /// `ETH_MAX_MTU - NET_SKB_PAD - NET_IP_ALIGN`: the largest frame an
