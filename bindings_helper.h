@@ -47,8 +47,9 @@ struct rtun_sock {
 	struct sock sk;
 	struct socket socket;
 	/*
-	 * IFF_NAPI (tun.c: tfile->napi): the socket's write queue is the NAPI
-	 * context's receive queue. Used only through sys/napi.rs.
+	 * IFF_NAPI (tun.c: tfile->napi): the socket's NAPI context, handed
+	 * out by sys/sock.rs (Sock::napi); the driver (napi.rs) makes the
+	 * socket's write queue its receive queue.
 	 */
 	struct napi_struct napi;
 	/* IFF_NAPI_FRAGS: held while a write fills napi.skb (tun.c: napi_mutex). */

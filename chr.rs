@@ -6,6 +6,7 @@
 //! the ioctls are `ioctl.rs`.
 
 use crate::ioctl::{self, TUN_PI_LEN};
+use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue};
 use crate::sys::{
     self, errno, poll, rcu, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource, NapiFrags,
     NapiFragsLocked, NetNs, PollTable, RcuDev, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock,
@@ -332,7 +333,7 @@ fn tun_get_user(
         0 => good_linear(align),
         h => h.min(good_linear(align)),
     };
-    let mut skb = if tfile.sock.napi_frags_enabled() {
+    let mut skb = if tun_napi_frags_enabled(tfile) {
         // `IFF_NAPI_FRAGS`: the skb is the NAPI context's, laid out as the
         // writer's buffer is (tun.c: `tun_napi_alloc_frags()`).
         let frags = tfile.sock.napi_alloc_frags(len, from).map_err(drop)?;
@@ -416,7 +417,7 @@ fn tun_get_user(
             // `IFF_NAPI`: onto the file's NAPI queue, for GRO in the
             // context's poll. `EBUSY` (the queue is detached) is not
             // counted as a drop, as tun.c.
-            Locked::Skb(skb) if tfile.sock.napi_enabled() => tfile.sock.napi_receive(skb, false)?,
+            Locked::Skb(skb) if tun_napi_enabled(tfile) => tun_napi_queue(tfile, skb, false)?,
             Locked::Skb(skb) => tun_rx_batched(skb),
         }
     }

@@ -6,6 +6,7 @@
 //! following `tx_queue_len` (`tun_queue_resize`) and the netdevice notifier
 //! (`tun_device_event`).
 
+use crate::napi::{tun_napi_del, tun_napi_disable, tun_napi_enable, tun_napi_init};
 use crate::sys::{self, poll, DevEvent, LinkOps, NetdevEvents, RingSlots, Rtnl, UnpublishedBatch};
 use crate::{
     link_ops, Tun, TunDev, TunFile, DEBUGFS_ROOT, DEV_FLOWS_FOPS, DEV_STATS_FOPS, IFF_MULTI_QUEUE,
@@ -45,7 +46,7 @@ fn tun_ring_swap(tun: &Tun, tfile: &TunFile, slots: RingSlots) {
 /// queue that no poll will take. As tun.c, they were counted as received
 /// when written (the write succeeded) and are freed uncounted.
 fn tun_napi_purge(tfile: &TunFile) {
-    tfile.sock.napi_purge();
+    tfile.sock.write_queue().purge();
 }
 
 /// `tun_enable_queue()`: takes `tfile` off the device's disabled list.
@@ -137,11 +138,9 @@ pub(crate) fn tun_attach<'g>(
     drop(tun.tfiles[n].replace(Some(tfile.into()), rtnl));
     if detached {
         tun_enable_queue(tun, &tfile, rtnl);
-        tfile.sock.napi_enable(rtnl);
+        tun_napi_enable(&tfile, rtnl);
     } else if napi_flags & IFF_NAPI != 0 {
-        tfile
-            .sock
-            .napi_init(dev, napi_flags & IFF_NAPI_FRAGS != 0, rtnl);
+        tun_napi_init(&tfile, dev, napi_flags & IFF_NAPI_FRAGS != 0, rtnl);
     }
     if publish_tun {
         tfile.tun.set(Some(dev), rtnl);
@@ -162,7 +161,7 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
     // The NAPI context goes with the file (`tun_napi_disable`,
     // `tun_napi_del`); a detached queue's is only disabled.
     if dev.is_some() && clean {
-        tfile.sock.napi_del(rtnl);
+        tun_napi_del(tfile, rtnl);
     }
 
     if let (Some(dev), None) = (dev, detached) {
@@ -191,7 +190,7 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
                 tun_disable_queue(tun, me, rtnl);
             }
             tfile.detached.set(Some(dev), rtnl);
-            tfile.sock.napi_disable(rtnl);
+            tun_napi_disable(tfile, rtnl);
         } else {
             drop(me);
         }
@@ -263,7 +262,7 @@ pub(crate) fn tun_net_uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
     let shut = |tfile: &TunFile, rtnl: &Rtnl<'g>| {
         // The NAPI context goes now; the grace period below is the one its
         // memory waits for (tun.c: `netif_napi_del()`, one each, after it).
-        tfile.sock.napi_del(rtnl);
+        tun_napi_del(tfile, rtnl);
         tfile.shutdown.store(true, Ordering::Relaxed);
         tfile.tun.set(None, rtnl);
         tfile.detached.set(None, rtnl);

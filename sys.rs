@@ -132,6 +132,7 @@ mod ring;
 mod rps;
 mod security;
 mod skb;
+mod skb_queue;
 mod sock;
 mod static_key;
 mod sync;
@@ -155,16 +156,20 @@ pub(crate) use debugfs::{
 };
 /// `NET_SKB_PAD` (include/linux/skbuff.h), evaluated in `bindings_helper.h`.
 pub(crate) const NET_SKB_PAD: usize = bindings::RTUN_NET_SKB_PAD as usize;
-pub(crate) use napi::{NapiFrags, NapiFragsLocked};
-pub(crate) use netdev::{
-    module_get, module_put, nla_total_size, Channels, DevEvent, DevOps, DevSetup, DrvInfo,
-    EthtoolOps, EthtoolTable, LinkAttrs, LinkKsettings, LinkOps, LinkOpsRegistration, NameAssign,
-    NetDevOps, NetDevice, NetDeviceBuilder, NetDriver, NetNs, NetdevEvents, NlMsg, Notifier,
-    NotifierRegistration, RcuDev, Stats64, TxResult, IFF_UP, SOCKADDR_LEN,
+pub(crate) use napi::frags::{NapiFrags, NapiFragsLocked};
+pub(crate) use napi::{Napi, NapiPoll, NAPI_POLL_WEIGHT};
+pub(crate) use netdev::builder::{DevSetup, NameAssign, NetDeviceBuilder};
+pub(crate) use netdev::device::{NetDevice, RcuDev, IFF_UP, SOCKADDR_LEN};
+pub(crate) use netdev::ethtool::{Channels, DrvInfo, EthtoolOps, EthtoolTable, LinkKsettings};
+pub(crate) use netdev::link::{
+    nla_total_size, LinkAttrs, LinkOps, LinkOpsRegistration, NetDriver, NlMsg,
 };
 // Used by rust_dummy (dummy.rs), not by rust_tun.
 #[allow(unused_imports)]
-pub(crate) use netdev::{is_valid_ether_addr, ETH_ALEN};
+pub(crate) use netdev::link::{is_valid_ether_addr, ETH_ALEN};
+pub(crate) use netdev::netns::{module_get, module_put, NetNs};
+pub(crate) use netdev::notifier::{DevEvent, NetdevEvents, Notifier, NotifierRegistration};
+pub(crate) use netdev::ops::{DevOps, NetDevOps, Stats64, TxResult};
 pub(crate) use param::{param_dropin, param_flow_ageing, param_unguarded};
 // Used by rust_dummy (dummy.rs), not by rust_tun.
 #[allow(unused_imports)]
@@ -178,13 +183,17 @@ pub(crate) use security::{security_tun_dev_create, TunSecurity};
 pub(crate) use skb::{
     IovIterDest, IovIterSource, SkBuff, VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
 };
-pub(crate) use sock::{FasyncBand, Proto, Sock, SockFprog, SOCK_FPROG_LEN};
+pub(crate) use sock::{FasyncBand, Proto, Sock, SockFprog, SockRef, SOCK_FPROG_LEN};
 pub(crate) use static_key::{
     for_each_jump_site, rfs_needed_count, static_branch_unlikely, SiteInsn, JUMP_LABELS,
 };
-pub(crate) use sync::{
-    cond_resched, impl_has_timer, jiffies, new_spinlock_bh, poll, rcu_cookie, round_jiffies_up,
-    signal_pending, BhDisabled, BhOff, HasTimer, OncePin, PollTable, RcuArc, Rtnl, RtnlLocked,
-    SpinLockBh, Timer, Unpublished, UnpublishedBatch, WaitQueue, HZ,
+pub(crate) use sync::lock::{
+    cond_resched, new_spinlock_bh, signal_pending, BhDisabled, BhOff, SpinLockBh,
 };
+pub(crate) use sync::publish::{OncePin, RcuArc, Unpublished, UnpublishedBatch};
+pub(crate) use sync::rtnl::{Rtnl, RtnlLocked};
+pub(crate) use sync::time::{
+    impl_has_timer, jiffies, rcu_cookie, round_jiffies_up, HasTimer, Timer, HZ,
+};
+pub(crate) use sync::wait::{poll, PollTable, WaitQueue};
 pub(crate) use sysfs::{AttrGroup, AttrList, DevAttrShow, DevAttribute, SysfsBuf};

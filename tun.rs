@@ -40,6 +40,7 @@ mod flow_table;
 mod iff;
 mod ioctl;
 mod link;
+mod napi;
 mod queue;
 mod rps;
 mod sys;
@@ -63,12 +64,11 @@ compile_error!("rust_tun supports x86_64 only: its jump-label sites, per-CPU rea
 compile_error!("rust_tun needs CONFIG_SMP: its subject is RPS/RFS bookkeeping, which exists only on SMP kernels");
 #[cfg(not(CONFIG_RPS))]
 compile_error!("rust_tun needs CONFIG_RPS (on with SMP and SYSFS): the rps_needed/rfs_needed guards are its subject");
-#[cfg(CONFIG_PREEMPT_RT)]
-compile_error!(
-    "rust_tun does not support CONFIG_PREEMPT_RT (its transmit ring calls _raw_spin_lock directly)"
-);
-#[cfg(CONFIG_INLINE_SPIN_LOCK)]
-compile_error!("rust_tun expects out-of-line spinlocks (!CONFIG_INLINE_SPIN_LOCK), as on x86_64");
+// No check of CONFIG_PREEMPT_RT or CONFIG_INLINE_SPIN_LOCK: every lock is
+// C's own (`spin_lock()`/`spin_lock_bh()` through helpers/spinlock.c,
+// `spin_lock_init()` through the kernel's `__spin_lock_init` helper), so
+// either configuration compiles its own locking; nothing here takes a raw
+// spinlock or disables preemption or interrupts.
 
 module! {
     type: RustTun,

@@ -8,7 +8,7 @@
 
 use super::skb::{IovIterDest, IovIterSource};
 use super::sock::Sock;
-use super::sync::PollTable;
+use super::sync::wait::PollTable;
 use super::{this_module, zeroed, KernelStatic};
 use crate::bindings;
 use core::ffi::{c_int, c_long, c_uint, c_ulong};

@@ -5,8 +5,8 @@
 //! [`DebugfsFops`] built from them at compile time), and a device's own
 //! directory that follows its name and namespace ([`DevDebugfs`]).
 
-use super::netdev::NetDevice;
-use super::sync::Rtnl;
+use super::netdev::device::NetDevice;
+use super::sync::rtnl::Rtnl;
 use super::{this_module, zeroed};
 use crate::bindings;
 use core::ffi::{c_int, c_void};

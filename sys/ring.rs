@@ -5,7 +5,7 @@
 //! [`RawSpinLock`]s; its index arithmetic is `ring_logic.rs`, host-tested.
 
 use super::skb::SkBuff;
-use super::sync::{BhDisabled, BhOff};
+use super::sync::lock::{BhDisabled, BhOff};
 use crate::bindings;
 use core::cell::UnsafeCell;
 use core::ptr;

@@ -4,8 +4,8 @@
 //! (one whose bytes are not written yet), [`IovIterSource`] and
 //! [`IovIterDest`] (7.3's `kernel::iov` shapes).
 
-use super::netdev::NetDevice;
-use super::sync::BhDisabled;
+use super::netdev::device::NetDevice;
+use super::sync::lock::BhDisabled;
 use crate::bindings;
 use core::ffi::{c_int, c_uint};
 use core::marker::PhantomData;
@@ -517,12 +517,7 @@ impl Unfilled {
         // SAFETY: The skb is ours; `len` bytes of head and fragments are
         // there to be written; the iterator is valid for the call.
         let err = unsafe {
-            bindings::skb_copy_datagram_from_iter(
-                p,
-                0,
-                from.as_raw(),
-                (*p).len as c_int,
-            )
+            bindings::skb_copy_datagram_from_iter(p, 0, from.as_raw(), (*p).len as c_int)
         };
         // SAFETY: Ours; filled if the copy succeeded, and dropped unread
         // otherwise (a `SkBuff`'s drop only frees it).

@@ -14,16 +14,19 @@
 //! below stays loaded while any packet can still call it.
 
 use super::chrdev::Fasync;
-use super::napi::NapiState;
-use super::netdev::NetNs;
+use super::napi::{HasNapi, NapiContext, NapiState};
+use super::netdev::netns::NetNs;
 use super::skb::{SkBuff, Unfilled};
-use super::sync::WaitQueue;
+use super::skb_queue::SkbQueue;
+use super::sync::wait::WaitQueue;
 use super::{this_module, zeroed, KernelStatic};
 use crate::bindings;
 use core::ffi::{c_int, c_uint, c_ulong};
+use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 use kernel::error::to_result;
 use kernel::prelude::*;
+use kernel::types::Opaque;
 
 /// A driver's `struct proto` for its sockets, and the `struct proto_ops`
 /// their `struct socket`s point to: a `static`.
@@ -110,7 +113,7 @@ impl SockFprog {
 ///
 /// Points to a live `rtun_sock` initialised by [`Sock::new`], on which this
 /// holds a reference. The second field is the state of the socket's NAPI
-/// context (`sys/napi.rs`).
+/// context (`sys/napi/`).
 pub(crate) struct Sock(
     pub(super) NonNull<bindings::rtun_sock>,
     pub(super) NapiState,
@@ -122,6 +125,37 @@ unsafe impl Send for Sock {}
 // SAFETY: Shared use only through the kernel's socket API, which is
 // thread-safe, and atomic field accesses.
 unsafe impl Sync for Sock {}
+
+/// A socket as its NAPI context's poll function sees it (the context is
+/// embedded in the socket: [`Sock::napi`]).
+///
+/// # Invariants
+///
+/// A live `rtun_sock` initialised by [`Sock::new`].
+#[repr(transparent)]
+pub(crate) struct SockRef(Opaque<bindings::rtun_sock>);
+
+impl SockRef {
+    /// The socket's write queue (`sk_write_queue`).
+    #[inline(always)]
+    pub(crate) fn write_queue(&self) -> &SkbQueue {
+        // SAFETY: A live socket (type invariants), whose write queue
+        // `sock_init_data_uid()` initialised.
+        unsafe { SkbQueue::from_raw(ptr::addr_of_mut!((*self.0.get()).sk.sk_write_queue)) }
+    }
+}
+
+// SAFETY: The only contexts handed out for a `SockRef` owner are sockets'
+// own (`Sock::napi`), embedded at `rtun_sock.napi`.
+unsafe impl HasNapi for SockRef {
+    #[inline(always)]
+    unsafe fn from_napi<'a>(napi: *mut bindings::napi_struct) -> &'a Self {
+        // SAFETY: `napi` is the context of a live socket, alive for `'a`
+        // (the caller's contract); `SockRef` is transparent over
+        // `rtun_sock`.
+        unsafe { &*kernel::container_of!(napi, bindings::rtun_sock, napi).cast::<Self>() }
+    }
+}
 
 /// `INT_MAX`: tun.c's default send buffer (no limit).
 pub(crate) const SNDBUF_UNLIMITED: i32 = i32::MAX;
@@ -175,6 +209,38 @@ impl Sock {
 
     pub(super) fn sk(&self) -> *mut bindings::sock {
         self.0.as_ptr().cast()
+    }
+
+    /// The socket's write queue (`sk_write_queue`).
+    pub(crate) fn write_queue(&self) -> &SkbQueue {
+        // SAFETY: A live socket of ours (type invariant), whose write queue
+        // `sock_init_data_uid()` initialised; it lives as long as `self`.
+        unsafe { SkbQueue::from_raw(ptr::addr_of_mut!((*self.sk()).sk_write_queue)) }
+    }
+
+    pub(super) fn napi_ptr(&self) -> *mut bindings::napi_struct {
+        // SAFETY: A live socket of ours (type invariant).
+        unsafe { ptr::addr_of_mut!((*self.0.as_ptr()).napi) }
+    }
+
+    pub(super) fn napi_mutex(&self) -> *mut bindings::mutex {
+        // SAFETY: A live socket of ours; the mutex was initialised by
+        // `Sock::new`.
+        unsafe { ptr::addr_of_mut!((*self.0.as_ptr()).napi_mutex) }
+    }
+
+    /// The socket's NAPI context (tun.c's `tfile->napi`), whose poll is
+    /// given the socket ([`SockRef`]).
+    pub(crate) fn napi(&self) -> NapiContext<'_, SockRef> {
+        // INVARIANT: The context and the mutex beside it live in the
+        // socket, with the state `self.1`; the mutex was initialised by
+        // `Sock::new`, and the context is on no list until `add_tx`.
+        NapiContext {
+            napi: self.napi_ptr(),
+            mutex: self.napi_mutex(),
+            state: &self.1,
+            _owner: PhantomData,
+        }
     }
 
     fn socket(&self) -> *mut bindings::socket {
@@ -432,7 +498,7 @@ pub(super) fn open_netns(net: *mut bindings::net) -> Result<isize> {
 
 impl Drop for Sock {
     fn drop(&mut self) {
-        if self.napi_enabled() {
+        if self.1.is_added() {
             // The driver did not delete the NAPI context (it must, under
             // rtnl, before it lets go of the socket): the context is on a
             // device's list, so the socket is leaked rather than freed

@@ -9,7 +9,7 @@
 //! area `P`, so a group can only be installed on devices its `show`s can
 //! read.
 
-use super::netdev::NetDevice;
+use super::netdev::device::NetDevice;
 use super::{zeroed, KernelStatic, ZeroIsValid};
 use crate::bindings;
 use core::marker::PhantomData;

@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Net devices: [`NetDevice`] (a device whose private area holds a `P`),
+//! [`DevRef`] (a counted reference) and [`RcuDev`] (a device pointer that
+//! readers take references from under RCU).
+
+use super::link::LinkOps;
+use super::netns::NetNs;
+use super::ops::Stats64;
+use crate::bindings;
+use crate::sys::rcu;
+use crate::sys::sock::open_netns;
+use crate::sys::sync::lock::synchronize_net;
+use crate::sys::sync::rtnl::Rtnl;
+use core::ffi::{c_uint, c_void};
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::error::to_result;
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+/// A network device whose private area holds a `P`.
+///
+/// # Invariants
+///
+/// The device was allocated by [`NetDeviceBuilder::alloc`] for a `P` (its
+/// `rtnl_link_ops` is a [`LinkOps<P>`]), so its private area holds an
+/// initialised `P` until `priv_destructor` runs. References to it are only
+/// handed out while it is alive: in callbacks, under rtnl while registered
+/// (see [`Rtnl`]), or under a [`DevRef`].
+#[repr(transparent)]
+pub(crate) struct NetDevice<P>(Opaque<bindings::net_device>, PhantomData<P>);
+
+// SAFETY: `net_device` is shared between CPUs by design; every access goes
+// through the kernel's own synchronisation or atomics, and `P: Sync` is what
+// the private area shares.
+unsafe impl<P: Sync> Sync for NetDevice<P> {}
+// SAFETY: As above.
+unsafe impl<P: Sync> Send for NetDevice<P> {}
+
+/// Net device flags read by drivers.
+pub(crate) const IFF_UP: u32 = bindings::RTUN_IFF_UP;
+
+impl<P> NetDevice<P> {
+    /// # Safety
+    ///
+    /// `ptr` is a device whose private area holds a `P` (see the type
+    /// invariants), alive for `'a`.
+    pub(in crate::sys) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
+        // SAFETY: `NetDevice` is transparent over `net_device`.
+        unsafe { &*ptr.cast() }
+    }
+
+    pub(in crate::sys) fn as_ptr(&self) -> *mut bindings::net_device {
+        self.0.get()
+    }
+
+    /// The private area (`netdev_priv()`).
+    #[inline(always)]
+    pub(crate) fn priv_(&self) -> &P {
+        // SAFETY: By the type invariants the private area holds an
+        // initialised `P` while the device is alive.
+        unsafe { &*bindings::netdev_priv(self.as_ptr()).cast::<P>() }
+    }
+
+    /// `dev->name`.
+    pub(crate) fn name(&self) -> [u8; bindings::IFNAMSIZ as usize] {
+        // SAFETY: A fixed array written under rtnl; a racy read of a
+        // renaming device gives some bytes of a name, as in C.
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).name).cast()) }
+    }
+
+    /// `dev->flags` (`IFF_UP`, ...), READ_ONCE.
+    pub(crate) fn flags(&self) -> u32 {
+        // SAFETY: A live device.
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).flags)) }
+    }
+
+    /// `dev->tx_queue_len`, READ_ONCE.
+    pub(crate) fn tx_queue_len(&self) -> u32 {
+        // SAFETY: A live device.
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).tx_queue_len)) }
+    }
+
+    /// `dev_sw_netstats_rx_add()`: one packet of `len` bytes received, on
+    /// this CPU's counters (every device of a [`NetDriver`] has per-CPU
+    /// counters, `NETDEV_PCPU_STAT_TSTATS`, from registration on; before,
+    /// `dev->tstats` is null and nothing is counted).
+    #[inline(always)]
+    pub(crate) fn sw_netstats_rx_add(&self, len: u32) {
+        // SAFETY: A live device set up by `setup()` (per-CPU counters), of
+        // which the caller holds a reference or runs a callback (`&self`);
+        // the counters, once allocated, live until after the last reference.
+        unsafe {
+            if !(*self.as_ptr()).__bindgen_anon_2.tstats.is_null() {
+                bindings::dev_sw_netstats_rx_add(self.as_ptr(), len)
+            }
+        }
+    }
+
+    /// `dev_sw_netstats_tx_add()` of one packet of `len` bytes sent (the
+    /// driver never sends several at once), on this CPU's counters.
+    #[inline(always)]
+    pub(crate) fn sw_netstats_tx_add(&self, len: u32) {
+        // SAFETY: As `sw_netstats_rx_add`.
+        unsafe {
+            if !(*self.as_ptr()).__bindgen_anon_2.tstats.is_null() {
+                bindings::dev_sw_netstats_tx_add(self.as_ptr(), 1, len)
+            }
+        }
+    }
+
+    /// `dev_core_stats_rx_dropped_inc()`: the core's per-CPU drop counter
+    /// (allocated on first use; `dev_get_stats()` adds it).
+    pub(crate) fn core_stats_rx_dropped_inc(&self) {
+        // SAFETY: A live device.
+        unsafe { bindings::dev_core_stats_rx_dropped_inc(self.as_ptr()) }
+    }
+
+    /// `dev_core_stats_tx_dropped_inc()`.
+    pub(crate) fn core_stats_tx_dropped_inc(&self) {
+        // SAFETY: A live device.
+        unsafe { bindings::dev_core_stats_tx_dropped_inc(self.as_ptr()) }
+    }
+
+    /// `dev_get_stats()`: the device's counters as `ip -s link` shows them
+    /// (the driver's, the per-CPU ones and the core's drops).
+    pub(crate) fn stats(&self) -> Stats64 {
+        let mut st = core::mem::MaybeUninit::<bindings::rtnl_link_stats64>::zeroed();
+        // SAFETY: A live device; `st` is writable and zeroed, as
+        // `dev_get_stats()` wants (it fills what the driver does not).
+        let st = unsafe {
+            bindings::dev_get_stats(self.as_ptr(), st.as_mut_ptr());
+            st.assume_init()
+        };
+        Stats64 {
+            rx_packets: st.rx_packets,
+            rx_bytes: st.rx_bytes,
+            tx_packets: st.tx_packets,
+            tx_bytes: st.tx_bytes,
+            rx_dropped: st.rx_dropped,
+            tx_dropped: st.tx_dropped,
+            rx_frame_errors: st.rx_frame_errors,
+        }
+    }
+
+    /// `dev->reg_state == NETREG_REGISTERED`.
+    pub(crate) fn is_registered(&self) -> bool {
+        // SAFETY: A live device.
+        let s = unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).reg_state)) };
+        u32::from(s) == bindings::RTUN_NETREG_REGISTERED
+    }
+
+    /// `netif_running()`.
+    pub(crate) fn is_running(&self) -> bool {
+        // SAFETY: Valid device.
+        unsafe { bindings::netif_running(self.as_ptr()) }
+    }
+
+    /// `netif_carrier_on()`.
+    pub(crate) fn carrier_on(&self) {
+        // SAFETY: Valid device.
+        unsafe { bindings::netif_carrier_on(self.as_ptr()) }
+    }
+
+    /// `netif_carrier_off()`.
+    pub(crate) fn carrier_off(&self) {
+        // SAFETY: Valid device.
+        unsafe { bindings::netif_carrier_off(self.as_ptr()) }
+    }
+
+    /// `netif_tx_start_all_queues()`.
+    pub(crate) fn tx_start_all_queues(&self) {
+        // SAFETY: Valid device.
+        unsafe { bindings::netif_tx_start_all_queues(self.as_ptr()) }
+    }
+
+    /// `netif_tx_stop_all_queues()`.
+    pub(crate) fn tx_stop_all_queues(&self) {
+        // SAFETY: Valid device.
+        unsafe { bindings::netif_tx_stop_all_queues(self.as_ptr()) }
+    }
+
+    /// `netif_tx_wake_all_queues()`.
+    pub(crate) fn tx_wake_all_queues(&self) {
+        // SAFETY: Valid device.
+        unsafe { bindings::netif_tx_wake_all_queues(self.as_ptr()) }
+    }
+
+    /// `netif_set_real_num_{tx,rx}_queues()`. Like tun.c, a failure (n == 0)
+    /// leaves the old numbers, which is harmless.
+    pub(crate) fn set_real_num_queues(&self, n: u32, _rtnl: &Rtnl<'_>) {
+        // SAFETY: Valid device; rtnl held.
+        unsafe {
+            bindings::netif_set_real_num_tx_queues(self.as_ptr(), n);
+            bindings::netif_set_real_num_rx_queues(self.as_ptr(), n);
+        }
+    }
+
+    /// `netdev_state_change()` (notifiers run, the driver's among them:
+    /// `&mut`).
+    pub(crate) fn state_change(&self, _rtnl: &mut Rtnl<'_>) {
+        // SAFETY: Valid device; rtnl held.
+        unsafe { bindings::netdev_state_change(self.as_ptr()) }
+    }
+
+    /// `unregister_netdevice()`: `ndo_uninit` runs now (hence `&mut`); the
+    /// device is freed later, in `rtnl_unlock()`, after its
+    /// `priv_destructor`, once all references are gone.
+    pub(crate) fn unregister(&self, _rtnl: &mut Rtnl<'_>) {
+        // SAFETY: A registered device; rtnl held.
+        unsafe { bindings::unregister_netdevice_queue(self.as_ptr(), ptr::null_mut()) }
+    }
+
+    /// Whether the device is in the initial network namespace.
+    pub(crate) fn net_is_init(&self) -> bool {
+        // SAFETY: Valid device; `dev_net` is stable under rtnl (moves
+        // happen under rtnl) and a plain read otherwise.
+        unsafe {
+            bindings::net_eq(
+                bindings::dev_net(self.as_ptr()),
+                ptr::addr_of!(bindings::init_net),
+            )
+        }
+    }
+
+    /// The inode number of the device's network namespace (`ip netns
+    /// identify`, `/proc/PID/ns/net`).
+    pub(crate) fn net_inum(&self) -> u32 {
+        // SAFETY: As for `net_is_init`.
+        unsafe { (*bindings::dev_net(self.as_ptr())).ns.inum }
+    }
+
+    /// `TUNGETDEVNETNS`: a new file descriptor for the device's network
+    /// namespace, if the caller has `CAP_NET_ADMIN` there (else `EPERM`).
+    pub(crate) fn open_netns(&self, _rtnl: &Rtnl<'_>) -> Result<isize> {
+        // SAFETY: Valid device; its namespace is stable under rtnl and
+        // alive while the device is in it.
+        open_netns(unsafe { bindings::dev_net(self.as_ptr()) })
+    }
+
+    /// Replaces the bits of `mask` in `dev->wanted_features` by `features`
+    /// and lets the core recompute the device's features
+    /// (`netdev_update_features()`, which asks `ndo_fix_features`).
+    pub(crate) fn update_wanted_features(&self, mask: u64, features: u64, _rtnl: &mut Rtnl<'_>) {
+        // SAFETY: rtnl held; a registered device.
+        unsafe {
+            let dev = self.as_ptr();
+            (*dev).wanted_features = ((*dev).wanted_features & !mask) | features;
+            bindings::netdev_update_features(self.as_ptr());
+        }
+    }
+
+    /// `TUNSETLINK` on a down device: asks the notifier chain
+    /// (`NETDEV_PRE_TYPE_CHANGE`, whose veto is the errno), sets
+    /// `dev->type` and `dev->addr_len`, tells the chain
+    /// (`NETDEV_POST_TYPE_CHANGE`).
+    pub(crate) fn change_type(&self, type_: u16, addr_len: u8, _rtnl: &mut Rtnl<'_>) -> Result {
+        // SAFETY: rtnl held (the token), a registered device.
+        unsafe {
+            let ret = bindings::call_netdevice_notifiers(
+                bindings::RTUN_NETDEV_PRE_TYPE_CHANGE,
+                self.as_ptr(),
+            );
+            to_result(bindings::notifier_to_errno(ret))?;
+            (*self.as_ptr()).type_ = type_;
+            (*self.as_ptr()).addr_len = addr_len;
+            bindings::call_netdevice_notifiers(
+                bindings::RTUN_NETDEV_POST_TYPE_CHANGE,
+                self.as_ptr(),
+            );
+        }
+        Ok(())
+    }
+
+    /// `netdev_info()`: logs `args` at `KERN_INFO`, prefixed with the
+    /// device's name as the kernel's netdev messages are.
+    pub(crate) fn info(&self, args: core::fmt::Arguments<'_>) {
+        // SAFETY: A live device; `%pA` formats the `fmt::Arguments` the
+        // pointer points to, which lives through the call.
+        unsafe {
+            bindings::netdev_info(
+                self.as_ptr(),
+                kernel::c_str!("%pA").as_char_ptr().cast(),
+                ptr::from_ref(&args).cast::<c_void>(),
+            )
+        }
+    }
+
+    /// `SIOCGIFHWADDR`: `dev_get_mac_address()` into the `sockaddr` of an
+    /// `ifreq` (`ifr_hwaddr`, 16 bytes after the name): the family and
+    /// `addr_len` bytes of `sa_data` (all 14 zeroed without an address);
+    /// the rest of `sa` keeps what it held, as the caller's `ifreq` does
+    /// in tun.c.
+    pub(crate) fn get_mac_address(&self, sa: &mut [u8; SOCKADDR_LEN], _rtnl: &Rtnl<'_>) -> Result {
+        // SAFETY: `sockaddr` is plain data of this size; any bytes will do.
+        let mut addr =
+            unsafe { core::mem::transmute_copy::<[u8; SOCKADDR_LEN], bindings::sockaddr>(sa) };
+        let name = self.name();
+        // SAFETY: rtnl held; `addr` is writable; `name` is NUL-terminated
+        // (IFNAMSIZ with its last byte 0); the device's namespace is live.
+        to_result(unsafe {
+            bindings::dev_get_mac_address(
+                &mut addr,
+                bindings::dev_net(self.as_ptr()),
+                name.as_ptr().cast_mut().cast(),
+            )
+        })?;
+        // SAFETY: `sockaddr` is plain data of this size.
+        *sa = unsafe { core::mem::transmute_copy::<bindings::sockaddr, [u8; SOCKADDR_LEN]>(&addr) };
+        Ok(())
+    }
+
+    /// `SIOCSIFHWADDR`: `dev_set_mac_address_user()` from a `sockaddr`.
+    pub(crate) fn set_mac_address_user(
+        &self,
+        sa: &[u8; SOCKADDR_LEN],
+        _rtnl: &mut Rtnl<'_>,
+    ) -> Result {
+        // SAFETY: `sockaddr` is plain data of this size; any bytes will do.
+        let mut addr =
+            unsafe { core::mem::transmute_copy::<[u8; SOCKADDR_LEN], bindings::sockaddr>(sa) };
+        // SAFETY: rtnl held, registered device, `addr` valid for the call.
+        to_result(unsafe {
+            bindings::dev_set_mac_address_user(self.as_ptr(), &mut addr, ptr::null_mut())
+        })
+    }
+
+    /// `txq_trans_cond_update()` of transmit queue `txq`: lockless
+    /// transmit (`dev->lltx`) updates `trans_start` itself.
+    #[inline(always)]
+    pub(crate) fn txq_trans_cond_update(&self, txq: u16) {
+        // SAFETY: Valid device; `txq` is the queue the core called the
+        // driver for (`skb->queue_mapping < real_num_tx_queues`).
+        unsafe {
+            bindings::txq_trans_cond_update(bindings::netdev_get_tx_queue(
+                self.as_ptr(),
+                c_uint::from(txq),
+            ))
+        }
+    }
+
+    /// Takes a reference (`dev_hold()`).
+    #[inline(always)]
+    pub(crate) fn hold(&self) -> DevRef<P> {
+        // SAFETY: A live device.
+        unsafe { bindings::dev_hold(self.as_ptr()) };
+        // INVARIANT: The reference just taken.
+        DevRef(NonNull::from(self))
+    }
+
+    /// `__dev_get_by_name()`, if the device found is `link`'s. It stays
+    /// valid for the whole rtnl section `'g` (see [`Rtnl`]).
+    pub(crate) fn get_by_name<'g>(
+        net: &NetNs,
+        name: &CStr,
+        link: &'static LinkOps<P>,
+        _rtnl: &Rtnl<'g>,
+    ) -> Option<Result<&'g NetDevice<P>>> {
+        // SAFETY: rtnl held; `name` is NUL-terminated.
+        let p = unsafe { bindings::__dev_get_by_name(net.0.as_ptr(), name.as_char_ptr().cast()) };
+        if p.is_null() {
+            return None;
+        }
+        if !link.owns(p) {
+            return Some(Err(EINVAL));
+        }
+        // SAFETY: `link`'s, so its private area holds a `P`; registered now:
+        // even if the section unregisters it, it is freed only in
+        // `rtnl_unlock()`, after `'g`.
+        Some(Ok(unsafe { NetDevice::from_raw(p) }))
+    }
+}
+
+/// `sizeof(struct sockaddr)`.
+pub(crate) const SOCKADDR_LEN: usize = core::mem::size_of::<bindings::sockaddr>();
+
+/// A counted reference to a device (`dev_hold`/`dev_put`).
+///
+/// # Invariants
+///
+/// Owns one reference, which keeps the device and its private area alive.
+pub(crate) struct DevRef<P>(NonNull<NetDevice<P>>);
+
+// SAFETY: Device references can be dropped on any thread.
+unsafe impl<P: Sync> Send for DevRef<P> {}
+
+impl<P> core::ops::Deref for DevRef<P> {
+    type Target = NetDevice<P>;
+    fn deref(&self) -> &NetDevice<P> {
+        // SAFETY: The reference we own keeps the device alive.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+impl<P> Drop for DevRef<P> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: Gives back the reference we own (type invariants).
+        unsafe { bindings::dev_put(self.as_ptr()) };
+    }
+}
+
+/// A device pointer that readers take references from under RCU
+/// (`tun_file->tun` in tun.c).
+///
+/// While a device is published here the `RcuDev` holds a reference on it
+/// (`dev_hold`), given back when it is unpublished: a device cannot be
+/// freed while an `RcuDev` points at it, whatever the driver does. A driver
+/// that forgets to unpublish a device makes its unregistration wait
+/// ("unregister_netdevice: waiting for ..."): a bug, not a use-after-free.
+/// (tun.c's `tfile->tun` holds no reference; it relies on `tun_detach_all()`
+/// clearing every pointer in `ndo_uninit`, which the driver still does.)
+/// Dropping an `RcuDev` that still publishes a device leaks the reference.
+pub(crate) struct RcuDev<P>(AtomicPtr<bindings::net_device>, PhantomData<P>);
+
+/// The device whose `ndo_uninit` is running (set by [`Adapter::uninit`],
+/// under rtnl), for [`RcuDev::set`].
+pub(super) static UNINIT_DEV: AtomicPtr<bindings::net_device> = AtomicPtr::new(ptr::null_mut());
+
+impl<P> RcuDev<P> {
+    /// No device.
+    pub(crate) const fn null() -> Self {
+        Self(AtomicPtr::new(ptr::null_mut()), PhantomData)
+    }
+
+    /// `tun_get()`: a counted reference to the device, if any.
+    pub(crate) fn get(&self) -> Option<DevRef<P>> {
+        let _rcu = rcu::read_lock();
+        let p = self.0.load(Ordering::Acquire);
+        // SAFETY: `p` was read inside `_rcu`. While it is published the
+        // `RcuDev`'s reference keeps the device; once it is unpublished,
+        // `set` gives that reference back only when a grace period will
+        // pass before the device can be freed (see there). Either way the
+        // device outlives `_rcu`, which spans the `dev_hold`; from there
+        // our reference keeps it.
+        (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) }.hold())
+    }
+
+    /// The device, under rtnl, valid for the whole rtnl section `'g`.
+    pub(crate) fn get_rtnl<'g>(&self, _rtnl: &Rtnl<'g>) -> Option<&'g NetDevice<P>> {
+        let p = self.0.load(Ordering::Acquire);
+        // SAFETY: Devices are published and unpublished under rtnl, so a
+        // pointer read under rtnl is of a device this `RcuDev` holds a
+        // reference on until at least the end of the section `'g` (an
+        // unpublish needs `&Rtnl` and the reference only goes with it; the
+        // device is then freed, if at all, only after `rtnl_unlock()`).
+        (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) })
+    }
+
+    /// Whether a device is set (a racy snapshot, for the data path).
+    pub(crate) fn is_set(&self) -> bool {
+        !self.0.load(Ordering::Relaxed).is_null()
+    }
+
+    /// Publishes `dev` (or none), taking a reference on it and giving back
+    /// the one on the device published before. Readers may still see the
+    /// old device until the next grace period (see `get`): its reference
+    /// goes at once when the device is registered or in its `ndo_uninit`
+    /// (unregistration's `synchronize_net()` after `ndo_uninit` comes
+    /// before the device can be freed), and after a `synchronize_net()`
+    /// here otherwise (unpublished only after its unregistration: may
+    /// sleep).
+    pub(crate) fn set(&self, dev: Option<&NetDevice<P>>, _rtnl: &Rtnl<'_>) {
+        let new = dev.map_or(ptr::null_mut(), |d| {
+            // SAFETY: A live device (borrowed); the reference is this
+            // `RcuDev`'s while `d` is published.
+            unsafe { bindings::dev_hold(d.as_ptr()) };
+            d.as_ptr()
+        });
+        let old = self.0.swap(new, Ordering::AcqRel);
+        if old.is_null() {
+            return;
+        }
+        // SAFETY: `old` was published, so we hold a reference on it: live.
+        let old_dev = unsafe { NetDevice::<P>::from_raw(old) };
+        if !old_dev.is_registered() && UNINIT_DEV.load(Ordering::Relaxed) != old {
+            synchronize_net();
+        }
+        // SAFETY: Gives back the reference taken when `old` was published;
+        // no RCU reader that loaded `old` can take a new one after the
+        // grace period that comes before the device may be freed.
+        unsafe { bindings::dev_put(old) };
+    }
+}
