@@ -92,9 +92,15 @@ impl<P> NetDevice<P> {
         // SAFETY: A live device set up by `setup()` (per-CPU counters), of
         // which the caller holds a reference or runs a callback (`&self`);
         // the counters, once allocated, live until after the last reference.
+        // `preempt_disable()` as around tun.c's adds: `this_cpu_ptr()`, then a
+        // plain add through it, which a migration in between would make on
+        // another CPU's counter, racing its owner (free where the kernel has
+        // no preempt count: PREEMPT_NONE).
         unsafe {
             if !(*self.as_ptr()).__bindgen_anon_2.tstats.is_null() {
-                bindings::dev_sw_netstats_rx_add(self.as_ptr(), len)
+                bindings::preempt_disable();
+                bindings::dev_sw_netstats_rx_add(self.as_ptr(), len);
+                bindings::preempt_enable();
             }
         }
     }
@@ -106,7 +112,9 @@ impl<P> NetDevice<P> {
         // SAFETY: As `sw_netstats_rx_add`.
         unsafe {
             if !(*self.as_ptr()).__bindgen_anon_2.tstats.is_null() {
-                bindings::dev_sw_netstats_tx_add(self.as_ptr(), 1, len)
+                bindings::preempt_disable();
+                bindings::dev_sw_netstats_tx_add(self.as_ptr(), 1, len);
+                bindings::preempt_enable();
             }
         }
     }
