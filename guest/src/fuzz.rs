@@ -21,7 +21,7 @@
 //! what operations do to the devices in dev.rs, the differential run in
 //! diff.rs.
 
-use crate::harness::ifreq_ioctl;
+use crate::harness::{ifreq_ioctl, set_up};
 use crate::stress::Rng;
 use crate::tun::*;
 use std::fs::File;

@@ -342,6 +342,32 @@ pub fn seed() -> u64 {
 
 pub type TestFn = fn(Node) -> TestResult;
 
+/// Brings `name` up or down (SIOCGIFFLAGS, SIOCSIFFLAGS; no fork per
+/// flip), for the fuzzer and the stress test.
+pub fn set_up(name: &str, up: bool) -> Result<i64, i32> {
+    #[repr(C)]
+    struct IfReqFlags {
+        name: [u8; 16],
+        flags: i16,
+        pad: [u8; 22],
+    }
+    let mut ifr = IfReqFlags { name: [0; 16], flags: 0, pad: [0; 22] };
+    ifr.name[..name.len()].copy_from_slice(name.as_bytes());
+    // SAFETY: Plain socket for interface ioctls.
+    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
+    let r = ioctl_ptr(s, libc::SIOCGIFFLAGS, &mut ifr).and_then(|_| {
+        if up {
+            ifr.flags |= libc::IFF_UP as i16;
+        } else {
+            ifr.flags &= !(libc::IFF_UP as i16);
+        }
+        ioctl_ptr(s, libc::SIOCSIFFLAGS, &mut ifr)
+    });
+    // SAFETY: Our socket.
+    unsafe { libc::close(s) };
+    r.map(i64::from)
+}
+
 /// An interface ioctl `req` (`SIOCSIFMTU`, `SIOCSIFFLAGS`, ...) on `name`
 /// with an `int` argument, through a UDP socket.
 pub fn ifreq_ioctl(req: u64, name: &str, val: i32) -> Result<i64, i32> {

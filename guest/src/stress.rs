@@ -1,6 +1,7 @@
 //! The seeded stress run and the syscall fuzzer (issue 4): bounded in time
 //! and count, replayable from their seed.
 
+use crate::harness::set_up;
 use crate::tun::*;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -30,31 +31,6 @@ impl Rng {
 
 fn write_file(path: &str, val: &str) -> Result<(), String> {
     std::fs::write(path, val).map_err(|e| format!("write {val} to {path}: {e}"))
-}
-
-/// Brings `name` up or down with SIOCSIFFLAGS (no fork per flip).
-fn set_up(name: &str, up: bool) -> Result<(), i32> {
-    #[repr(C)]
-    struct IfReqFlags {
-        name: [u8; 16],
-        flags: i16,
-        pad: [u8; 22],
-    }
-    let mut ifr = IfReqFlags { name: [0; 16], flags: 0, pad: [0; 22] };
-    ifr.name[..name.len()].copy_from_slice(name.as_bytes());
-    // SAFETY: Plain socket for interface ioctls.
-    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
-    let r = ioctl_ptr(s, libc::SIOCGIFFLAGS, &mut ifr).and_then(|_| {
-        if up {
-            ifr.flags |= libc::IFF_UP as i16;
-        } else {
-            ifr.flags &= !(libc::IFF_UP as i16);
-        }
-        ioctl_ptr(s, libc::SIOCSIFFLAGS, &mut ifr)
-    });
-    // SAFETY: Our socket.
-    unsafe { libc::close(s) };
-    r.map(|_| ())
 }
 
 /// pktgen's counters of the last run on `dev`: (sofar, errors).

@@ -6,31 +6,6 @@
 
 use super::*;
 
-/// Brings `name` up or down (SIOCGIFFLAGS, SIOCSIFFLAGS).
-pub fn set_up(name: &str, up: bool) -> Result<i64, i32> {
-    #[repr(C)]
-    struct IfReqFlags {
-        name: [u8; 16],
-        flags: i16,
-        pad: [u8; 22],
-    }
-    let mut ifr = IfReqFlags { name: [0; 16], flags: 0, pad: [0; 22] };
-    ifr.name[..name.len()].copy_from_slice(name.as_bytes());
-    // SAFETY: Plain socket for interface ioctls.
-    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
-    let r = ioctl_ptr(s, libc::SIOCGIFFLAGS, &mut ifr).and_then(|_| {
-        if up {
-            ifr.flags |= libc::IFF_UP as i16;
-        } else {
-            ifr.flags &= !(libc::IFF_UP as i16);
-        }
-        ioctl_ptr(s, libc::SIOCSIFFLAGS, &mut ifr)
-    });
-    // SAFETY: Our socket.
-    unsafe { libc::close(s) };
-    r.map(i64::from)
-}
-
 /// A permanent ARP entry for the TAP device's peer (`SIOCSARP`,
 /// `ATF_PERM | ATF_COM`): the stack's packets to the peer go out at once,
 /// with no ARP request and no timed retransmissions or probes, which
