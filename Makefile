@@ -13,14 +13,19 @@ TOOLS ?= /opt/rust-tun
 LLVM ?= -19
 export LIBCLANG_PATH ?= /usr/lib/llvm-19/lib
 
-# asm goto (the jump-label sites in rps.rs) is unstable on rustc 1.85: add it
-# to the kernel's list of allowed features rather than to the crate.
-RUST_ALLOWED := arbitrary_self_types,lint_reasons,used_with_arg,asm_goto
+# asm goto (the jump-label sites in rps.rs) is unstable on rustc 1.85: on
+# 6.12 add it to the kernel's list of allowed features rather than to the
+# crate; 7.3's scripts/Makefile.build allows it itself (and more:
+# generic_arg_infer), so its list is left alone there.
+KERNEL_RELEASE := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+ifneq ($(filter 6.12.%,$(KERNEL_RELEASE)),)
+RUST_ALLOWED := rust_allowed_features=arbitrary_self_types,lint_reasons,used_with_arg,asm_goto
+endif
 
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) ARCH=x86_64 \
 	RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 	BINDGEN=$(TOOLS)/bin/bindgen CLIPPY_DRIVER=/usr/bin/clippy-driver \
-	rust_allowed_features=$(RUST_ALLOWED)
+	$(RUST_ALLOWED)
 
 RUSTFMT ?= /usr/bin/rustfmt
 RS_SRCS := $(filter-out %/bindings_generated.rs %/helpers_generated.rs,$(wildcard $(CURDIR)/*.rs $(CURDIR)/sys/*.rs $(CURDIR)/sys/*/*.rs))

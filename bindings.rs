@@ -22,6 +22,9 @@
     unreachable_pub,
     unsafe_op_in_unsafe_fn,
     clippy::all,
+    clippy::pedantic,
+    clippy::restriction,
+    clippy::nursery,
     clippy::undocumented_unsafe_blocks
 )]
 

@@ -31,6 +31,7 @@
 #include <linux/signal.h>
 #include <linux/skbuff.h>
 #include <linux/uio.h>
+#include <linux/version.h>
 #include <net/hotdata.h>
 #include <net/ip_tunnels.h>
 #include <net/rps.h>
@@ -56,6 +57,27 @@ struct rtun_sock {
 	struct mutex napi_mutex;
 };
 
+/*
+ * The alignment of an RFS table's memory (helpers/rps.c): 7.3 keeps
+ * ilog2(size) in the low five bits of its address (rps_tag_to_log()'s
+ * mask, 31), 6.12 a struct rps_sock_flow_table.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+const unsigned long RTUN_RPS_TABLE_ALIGN = 31UL + 1;
+#else
+const unsigned long RTUN_RPS_TABLE_ALIGN = __alignof__(struct rps_sock_flow_table);
+#endif
+
+/*
+ * A full-width RCU grace-period cookie (get_state_synchronize_rcu_full()):
+ * struct rcu_gp_oldstate on 6.12, struct rcu_gp_seq on 7.3.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+typedef struct rcu_gp_seq rtun_rcu_gp_state;
+#else
+typedef struct rcu_gp_oldstate rtun_rcu_gp_state;
+#endif
+
 /* Constants bindgen cannot evaluate from function-like macros. */
 const __poll_t RTUN_EPOLLIN = EPOLLIN;
 const __poll_t RTUN_EPOLLRDNORM = EPOLLRDNORM;
@@ -66,6 +88,8 @@ const __poll_t RTUN_EPOLLWRBAND = EPOLLWRBAND;
 const int RTUN_TUN_MINOR = TUN_MINOR;
 /* O_ASYNC: the signal and its si_code bands (kill_fasync), the owner type. */
 const int RTUN_SIGIO = SIGIO;
+/* An enumerator of enum socket_flags on 7.3 (of an anonymous enum on 6.12). */
+const unsigned long RTUN_SOCKWQ_ASYNC_NOSPACE = SOCKWQ_ASYNC_NOSPACE;
 const int RTUN_POLL_IN = POLL_IN;
 const int RTUN_POLL_OUT = POLL_OUT;
 const int RTUN_PIDTYPE_TGID = PIDTYPE_TGID;

@@ -108,7 +108,7 @@ fn tun_chr_open() -> Result<Arc<TunFile>> {
     Arc::pin_init(
         pin_init!(TunFile {
             ring <- SkbRing::new(),
-            wq <- WaitQueue::new(c_str!("TunFile::wq"), kernel::static_lock_class!()),
+            wq <- WaitQueue::new(c_str!("TunFile::wq"), sys::compat::static_lock_class_ref!()),
             tun: RcuDev::null(),
             detached: RcuDev::null(),
             queue_index: AtomicU16::new(0),
@@ -345,14 +345,12 @@ fn tun_get_user(
             .map_err(|e| if e == EAGAIN { e } else { drop(e) })?;
         Pkt::Skb(skb.copy_from_iter(from).map_err(drop)?)
     };
-    // Checksum offload and GSO as the writer describes them, checked as
-    // the kernel checks them; a bad header is a frame error (not a drop,
-    // and never a WARN).
-    if flags & IFF_VNET_HDR != 0 && skb.vnet_hdr_to_skb(&gso).is_err() {
-        tun.stats.rx_frame_errors_inc();
-        return Err(EINVAL);
-    }
-
+    // The device and the network header first, then the vnet header's
+    // step, then `eth_type_trans()`: 7.3's order (its
+    // `virtio_net_hdr_to_skb()` reads `skb->dev` and the network header
+    // for GSO without NEEDS_CSUM), right on 6.12 too, which did the vnet
+    // step first.
+    skb.set_dev(dev);
     match kind {
         DevKind::Tun => {
             if flags & IFF_NO_PI != 0 {
@@ -362,13 +360,27 @@ fn tun_get_user(
                     _ => return Err(drop(EINVAL)),
                 };
             }
-            skb.set_l3(proto, dev);
+            // Deliberate difference (7.3): tun.c 7.3 resets only the
+            // network header here, leaving the mac header unset, which
+            // `skb_reset_mac_len()` warns about under DEBUG_NET; rust_tun
+            // resets both, as 6.12's tun.c reset the mac header.
+            skb.set_l3(proto);
         }
         DevKind::Tap => {
-            if !skb.eth_type_trans(dev) {
+            if !skb.set_l2_network_header() {
                 return Err(drop(ENOMEM));
             }
         }
+    }
+    // Checksum offload and GSO as the writer describes them, checked as
+    // the kernel checks them; a bad header is a frame error (not a drop,
+    // and never a WARN).
+    if flags & IFF_VNET_HDR != 0 && skb.vnet_hdr_to_skb(&gso).is_err() {
+        tun.stats.rx_frame_errors_inc();
+        return Err(EINVAL);
+    }
+    if kind == DevKind::Tap && !skb.eth_type_trans(dev) {
+        return Err(drop(ENOMEM));
     }
     skb.reset_network_probe_transport();
 

@@ -49,7 +49,7 @@ use sys::{
 #[cfg(not(target_arch = "x86_64"))]
 compile_error!("rust_dummy builds where rust_tun does (sys/ is x86_64 code)");
 
-module! {
+sys::compat::module_compat! {
     type: RustDummy,
     name: "rust_dummy",
     author: "rust-tun developers",
@@ -168,7 +168,7 @@ fn dummy_init_one(rtnl: &mut Rtnl<'_>) -> Result {
         NameAssign::Enum,
         1,
         None,
-        (),
+        sys::compat::unit_init(),
     )?;
     dev.register(rtnl)?;
     Ok(())

@@ -16,7 +16,7 @@ use core::sync::atomic::Ordering;
 use kernel::ioctl;
 use kernel::prelude::*;
 use kernel::sync::ArcBorrow;
-use kernel::uaccess::UserSlice;
+use crate::sys::compat::user_slice;
 
 /// The tun ioctls, same numbers as `include/uapi/linux/if_tun.h`.
 const fn iow<T>(nr: u32) -> u32 {
@@ -98,13 +98,13 @@ fn tun_get_addr_len(type_: u16) -> u8 {
 /// An `int` argument passed by pointer.
 fn get_int(arg: usize) -> Result<i32> {
     let mut b = [0u8; 4];
-    UserSlice::new(arg, 4).reader().read_slice(&mut b)?;
+    user_slice(arg, 4).reader().read_slice(&mut b)?;
     Ok(i32::from_ne_bytes(b))
 }
 
 /// Writes an `int` result through the argument pointer.
 fn put_int(arg: usize, v: i32) -> Result {
-    UserSlice::new(arg, 4)
+    user_slice(arg, 4)
         .writer()
         .write_slice(&v.to_ne_bytes())
 }
@@ -119,7 +119,7 @@ fn tun_set_txfilter(tun: &Tun, arg: usize) -> Result<isize> {
     /// Addresses per copy from user space.
     const TXFILTER_PIECE: usize = 64;
     let mut hdr = [0u8; 4];
-    let mut r = UserSlice::new(arg, usize::MAX).reader();
+    let mut r = user_slice(arg, usize::MAX).reader();
     r.read_slice(&mut hdr)?;
     let flags = u16::from_ne_bytes([hdr[0], hdr[1]]);
     let mut left = usize::from(u16::from_ne_bytes([hdr[2], hdr[3]]));
@@ -219,7 +219,7 @@ pub(crate) fn tun_chr_ioctl(
     let mut ifr = IfReq([0; IFREQ_LEN]);
     let sock_ioc = (cmd >> 8) & 0xff == bindings::RTUN_SOCK_IOC_TYPE;
     if cmd == TUNSETIFF || cmd == TUNSETQUEUE || (sock_ioc && cmd != SIOCGSKNS) {
-        UserSlice::new(arg, ifreq_len)
+        user_slice(arg, ifreq_len)
             .reader()
             .read_slice(&mut ifr.0[..ifreq_len])?;
     }
@@ -246,7 +246,7 @@ pub(crate) fn tun_chr_ioctl(
             }
             ifr.0[IFNAMSIZ - 1] = 0;
             tun_set_iff(tfile, &mut ifr, rtnl)?;
-            UserSlice::new(arg, ifreq_len)
+            user_slice(arg, ifreq_len)
                 .writer()
                 .write_slice(&ifr.0[..ifreq_len])?;
             return Ok(0);
@@ -278,7 +278,7 @@ pub(crate) fn tun_chr_ioctl(
                     flags |= IFF_NOFILTER;
                 }
                 ifr.set_flags(flags);
-                UserSlice::new(arg, ifreq_len)
+                user_slice(arg, ifreq_len)
                     .writer()
                     .write_slice(&ifr.0[..ifreq_len])
                     .map(|()| 0)
@@ -358,7 +358,7 @@ pub(crate) fn tun_chr_ioctl(
                 sa.copy_from_slice(&ifr.0[IFNAMSIZ..IFNAMSIZ + sys::SOCKADDR_LEN]);
                 dev.get_mac_address(&mut sa, rtnl).and_then(|()| {
                     ifr.0[IFNAMSIZ..IFNAMSIZ + sys::SOCKADDR_LEN].copy_from_slice(&sa);
-                    UserSlice::new(arg, ifreq_len)
+                    user_slice(arg, ifreq_len)
                         .writer()
                         .write_slice(&ifr.0[..ifreq_len])
                         .map(|()| 0)
@@ -400,7 +400,7 @@ pub(crate) fn tun_chr_ioctl(
             TUNGETVNETBE | TUNSETVNETBE => Err(EINVAL),
             TUNATTACHFILTER => tap_only(tun).and_then(|()| {
                 let mut b = [0u8; sys::SOCK_FPROG_LEN];
-                UserSlice::new(arg, b.len()).reader().read_slice(&mut b)?;
+                user_slice(arg, b.len()).reader().read_slice(&mut b)?;
                 *tun.fprog.get_mut(rtnl) = SockFprog::from_bytes(&b);
                 tun_attach_filter(tun, rtnl).map(|()| 0)
             }),
@@ -410,7 +410,7 @@ pub(crate) fn tun_chr_ioctl(
             }),
             TUNGETFILTER => tap_only(tun).and_then(|()| {
                 let b = tun.fprog.get(rtnl).to_bytes();
-                UserSlice::new(arg, b.len())
+                user_slice(arg, b.len())
                     .writer()
                     .write_slice(&b)
                     .map(|()| 0)

@@ -121,6 +121,7 @@ unsafe impl ZeroIsValid for bindings::proto_ops {}
 
 mod bench;
 mod chrdev;
+pub(crate) mod compat;
 mod cred;
 mod debugfs;
 mod napi;

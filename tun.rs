@@ -70,7 +70,7 @@ compile_error!("rust_tun needs CONFIG_RPS (on with SMP and SYSFS): the rps_neede
 // either configuration compiles its own locking; nothing here takes a raw
 // spinlock or disables preemption or interrupts.
 
-module! {
+sys::compat::module_compat! {
     type: RustTun,
     name: "rust_tun",
     author: "rust-tun developers",
@@ -462,9 +462,15 @@ impl kernel::Module for RustTun {
             }
         })?;
         if dropin() {
-            pr_info!("Universal TUN/TAP device driver, hot path in Rust, as /dev/net/tun\n");
+            pr_info!(
+                "Universal TUN/TAP device driver, hot path in Rust, as /dev/net/tun (built for Linux {})\n",
+                sys::compat::KERNEL
+            );
         } else {
-            pr_info!("Universal TUN/TAP device driver, hot path in Rust\n");
+            pr_info!(
+                "Universal TUN/TAP device driver, hot path in Rust (built for Linux {})\n",
+                sys::compat::KERNEL
+            );
         }
         Ok(Self {
             _misc: misc,

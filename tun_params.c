@@ -5,7 +5,9 @@
  * rust_tun.ko only: rust_dummy.ko has its own (dummy_params.c).
  */
 #include <linux/jiffies.h>
+#include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/version.h>
 
 #include "params.h"
 
@@ -39,3 +41,11 @@ module_param_cb(flow_ageing_ms, &rtun_flow_ageing_ops, &flow_ageing_ms, 0644);
 MODULE_PARM_DESC(flow_ageing_ms,
 		 "Devices created while this is N age out their flow-table entries N ms after a flow's last packet (tun.c's ageing_time, TUN_FLOW_EXPIRE: default 3000; 100 to 600000)");
 unsigned long rtun_param_flow_ageing(void) { return msecs_to_jiffies(READ_ONCE(flow_ageing_ms)); }
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+/*
+ * netif_get_mac_address() (SIOCGIFHWADDR, helpers/netdevice.c) is in the
+ * NETDEV_INTERNAL namespace on 7.3 (dev_get_mac_address() on 6.12).
+ */
+MODULE_IMPORT_NS("NETDEV_INTERNAL");
+#endif

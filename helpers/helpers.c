@@ -39,6 +39,7 @@
 #include "bitops.c"
 #include "bottom_half.c"
 #include "cred.c"
+#include "debugfs.c"
 #include "etherdevice.c"
 #include "fs.c"
 #include "jump_label.c"

@@ -2,6 +2,7 @@
 
 #include <linux/netdevice.h>
 #include <linux/notifier.h>
+#include <linux/version.h>
 
 __rtun_helper void rtun_helper_dev_hold(struct net_device *dev)
 {
@@ -93,4 +94,37 @@ __rtun_helper struct net_device *rtun_helper_to_net_dev(struct device *d)
 __rtun_helper int rtun_helper_notifier_to_errno(int ret)
 {
 	return notifier_to_errno(ret);
+}
+
+/*
+ * SIOCGIFHWADDR: dev_get_mac_address() on 6.12, netif_get_mac_address()
+ * (NETDEV_INTERNAL, imported in tun_params.c) on 7.3.
+ */
+__rtun_helper int rtun_helper_netif_get_mac_address(struct sockaddr *sa, struct net *net,
+						    char *dev_name)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+	return netif_get_mac_address(sa, net, dev_name);
+#else
+	return dev_get_mac_address(sa, net, dev_name);
+#endif
+}
+
+/*
+ * SIOCSIFHWADDR from an ifreq's struct sockaddr: 7.3 takes a struct
+ * sockaddr_storage (it may read addr_len bytes of __data), so the address
+ * is copied into a zeroed one there.
+ */
+__rtun_helper int rtun_helper_dev_set_mac_address_user(struct net_device *dev,
+						       struct sockaddr *sa,
+						       struct netlink_ext_ack *extack)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+	struct sockaddr_storage ss = {};
+
+	memcpy(&ss, sa, sizeof(*sa));
+	return dev_set_mac_address_user(dev, &ss, extack);
+#else
+	return dev_set_mac_address_user(dev, sa, extack);
+#endif
 }

@@ -44,6 +44,11 @@ __rtun_helper void rtun_helper_skb_reset_network_header(struct sk_buff *skb)
 	skb_reset_network_header(skb);
 }
 
+__rtun_helper void rtun_helper_skb_set_network_header(struct sk_buff *skb, const int offset)
+{
+	skb_set_network_header(skb, offset);
+}
+
 __rtun_helper void rtun_helper_skb_probe_transport_header(struct sk_buff *skb)
 {
 	skb_probe_transport_header(skb);

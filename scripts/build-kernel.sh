@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the test kernel (tinyconfig + scripts/kconfig/rust-tun.config, plus
-# scripts/kconfig/FLAVOR.config for other flavours) into a cache outside the
-# repo, keyed by the source version, the fragments, the toolchain and this
-# script. A matching cached tree is reused. Prints the tree's path last.
+# Build a test kernel (tinyconfig + scripts/kconfig/rust-tun.config +
+# scripts/kconfig/linux-SERIES.config, plus scripts/kconfig/FLAVOR.config for
+# flavours other than test) into a cache outside the repo, keyed by the
+# source version, the fragments, the toolchain and this script. A matching
+# cached tree is reused. Prints the tree's path last.
 #
-# usage: scripts/build-kernel.sh [--print-kdir] [test|debug]
+# usage: scripts/build-kernel.sh [--print-kdir] [[SERIES-]FLAVOR]
+#   SERIES: 7.3 (default; RUST_TUN_KERNEL) or 6.12; FLAVOR: test or debug,
+#   e.g. `test`, `6.12-test`, `7.3-debug`
 #   --print-kdir: only print the cached tree, failing if it is not built.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -16,37 +19,49 @@ if [ "${1:-}" = --print-kdir ]; then
 	print_only=1
 	shift
 fi
-flavor=${1:-test}
+kernel=$(rt_kernel_name "${1:-test}")
+series=$(rt_kernel_series "$kernel")
+flavor=$(rt_kernel_flavor "$kernel")
+rt_check_series "$series"
 [ "$flavor" = test ] || [ -f "$RT_TOP/scripts/kconfig/$flavor.config" ] ||
 	rt_die "unknown kernel flavour '$flavor'"
-kdir=$(rt_kdir "$flavor")
+kdir=$(rt_kdir "$kernel")
 root=$(dirname "$kdir")
 
+# One build of a kernel at a time: a second caller (another script, a
+# parallel job) waits for the first and then finds the tree built.
+if [ $print_only = 0 ]; then
+	mkdir -p "$RT_CACHE"
+	exec 9>"$RT_CACHE/kernel-$kernel.lock"
+	flock 9
+fi
+
 if [ -f "$root/built" ]; then
-	[ $print_only = 1 ] || rt_log "cached $flavor kernel: $kdir"
+	[ $print_only = 1 ] || rt_log "cached $kernel kernel: $kdir"
 	echo "$kdir"
 	exit 0
 fi
 [ $print_only = 0 ] || exit 1
 
-# Trees of this flavour under other keys are stale: drop them (disk space).
-for old in "$RT_CACHE"/kernel-"$flavor"-*; do
+# Trees of this kernel under other keys are stale: drop them (disk space).
+for old in "$RT_CACHE"/kernel-"$kernel"-*; do
 	[ "$old" = "$root" ] || [ ! -e "$old" ] || { rt_log "removing stale $old"; rm -rf "$old"; }
 done
 
 # A configured tree left by an interrupted build is resumed (make is
 # incremental); anything less is unpacked again.
 if [ ! -f "$root/configured" ]; then
-	rt_log "stage unpack: $kdir"
+	tarball=$(rt_source_tarball "$series") && [ -f "$tarball" ] ||
+		rt_die "no linux-source-$series tarball"
+	rt_log "stage unpack: $tarball -> $kdir"
 	rm -rf "$root"
 	mkdir -p "$root"
-	tar -C "$root" -xf /usr/src/linux-source-6.12.tar.xz
-	mv "$root/linux-source-6.12" "$kdir"
+	tar -C "$root" -xf "$tarball"
+	mv "$root/linux-source-$series" "$kdir"
 
 	cd "$kdir"
 	rt_log "stage config"
-	frags=("$RT_TOP/scripts/kconfig/rust-tun.config")
-	[ "$flavor" = test ] || frags+=("$RT_TOP/scripts/kconfig/$flavor.config")
+	mapfile -t frags < <(rt_kernel_frags "$kernel")
 	make -s "${RT_KMAKE[@]}" rustavailable >&2
 	make -s "${RT_KMAKE[@]}" tinyconfig >&2
 	scripts/kconfig/merge_config.sh -m .config "${frags[@]}" >"$root/config.log" 2>&1
@@ -67,7 +82,7 @@ else
 	cd "$kdir"
 fi
 
-rt_log "stage build: bzImage and modules with $(nproc) jobs (on 2 cores: test kernel about 5 min, debug about 7 min)"
+rt_log "stage build: $kernel: bzImage and modules with $(nproc) jobs (on 2 cores: a test kernel about 5 min, a debug one about 8 min)"
 start=$SECONDS
 make -j"$(nproc)" "${RT_KMAKE[@]}" bzImage modules >>"$root/build.log" 2>&1 &
 pid=$!
@@ -85,5 +100,5 @@ if ! wait $pid; then
 fi
 [ -f rust/libkernel.rmeta ] || rt_die "no rust/libkernel.rmeta: Rust was not built"
 touch "$root/built"
-rt_log "stage done: $flavor kernel built in $((SECONDS - start)) s"
+rt_log "stage done: $kernel kernel built in $((SECONDS - start)) s"
 echo "$kdir"

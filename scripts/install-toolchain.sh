@@ -8,7 +8,7 @@ set -euo pipefail
 
 # One version set, installed as a set: these packages replace each other.
 RUST_DEB_VERSION=1.85.0+dfsg3-1~deb12u3
-BINDGEN_VERSION=0.70.1
+BINDGEN_VERSION=0.71.1
 TOOLS_ROOT=${RUST_TUN_TOOLS:-/opt/rust-tun}
 
 APT_PKGS=(

@@ -16,27 +16,78 @@ RT_KMAKE=(LLVM=-19 ARCH=x86_64 "RUSTC=$RT_RUSTC" "RUSTDOC=$RT_RUSTDOC"
 rt_log() { printf '[%s +%ss] %s\n' "$(basename "$0")" "$SECONDS" "$*" >&2; }
 rt_die() { rt_log "error: $*"; exit 1; }
 
-# Bump when scripts/build-kernel.sh changes what it builds (not its messages).
-RT_KERNEL_RECIPE=1
-
-# Print the cache key of a kernel flavour: everything that changes the build.
-rt_kernel_key() {
-	local flavor=$1
-	{
+# The kernel series rust_tun builds for, and the default one: 7.3, the one
+# distributions build with Rust (Debian's 7.2/7.3 have CONFIG_RUST=y; no
+# distribution's 6.12 can load a Rust module). RUST_TUN_KERNEL picks another
+# for every script (scripts/test.sh runs both).
+RT_SERIES_ALL=(7.3 6.12)
+RT_SERIES=${RUST_TUN_KERNEL:-7.3}
+# Where each series' source comes from: 6.12 is bookworm's own package
+# (install-toolchain.sh installs it); 7.3 is fetched from trixie-backports
+# into the cache (fetch-kernel-source.sh), pinned to one version.
+declare -A RT_SOURCE_VERSION=([6.12]="" [7.3]="7.3.4-1~bpo13+1")
+declare -A RT_SOURCE_SUITE=([6.12]=bookworm [7.3]=trixie-backports)
+rt_check_series() {
+	[ -n "${RT_SOURCE_SUITE[$1]+x}" ] ||
+		rt_die "unknown kernel series '$1' (supported: ${RT_SERIES_ALL[*]})"
+}
+rt_source_version() {
+	rt_check_series "$1"
+	if [ "$1" = 6.12 ]; then
 		dpkg-query -W -f='${Version}\n' linux-source-6.12
+	else
+		echo "${RT_SOURCE_VERSION[$1]}"
+	fi
+}
+rt_source_suite() { rt_check_series "$1"; echo "${RT_SOURCE_SUITE[$1]}"; }
+# The source tarball of a series (7.3: fetched on first use).
+rt_source_tarball() {
+	rt_check_series "$1"
+	if [ "$1" = 6.12 ]; then
+		echo /usr/src/linux-source-6.12.tar.xz
+	else
+		bash "$RT_TOP/scripts/fetch-kernel-source.sh" "$1" | tail -1
+	fi
+}
+
+# A kernel is named [SERIES-]FLAVOR: 7.3-test, 6.12-debug; a bare flavour
+# (test, debug) is the default series' (RT_SERIES).
+rt_kernel_series() { case $1 in *-*) echo "${1%%-*}" ;; *) echo "$RT_SERIES" ;; esac; }
+rt_kernel_flavor() { echo "${1##*-}"; }
+rt_kernel_name() { echo "$(rt_kernel_series "$1")-$(rt_kernel_flavor "$1")"; }
+
+# Bump when scripts/build-kernel.sh changes what it builds (not its messages).
+RT_KERNEL_RECIPE=2
+
+# The configuration fragments of a kernel, in merge order: the common one,
+# the series' own (what Kconfig spells differently there), the flavour's.
+rt_kernel_frags() {
+	local series flavor
+	series=$(rt_kernel_series "$1")
+	flavor=$(rt_kernel_flavor "$1")
+	echo "$RT_TOP/scripts/kconfig/rust-tun.config"
+	echo "$RT_TOP/scripts/kconfig/linux-$series.config"
+	[ "$flavor" = test ] || echo "$RT_TOP/scripts/kconfig/$flavor.config"
+}
+
+# Print the cache key of a kernel: everything that changes the build.
+rt_kernel_key() {
+	local series f
+	series=$(rt_kernel_series "$1")
+	{
+		echo "series=$series $(rt_source_version "$series")"
 		"$RT_RUSTC" --version
 		clang-19 --version | head -1
 		"$RT_BINDGEN" --version
-		echo "flavor=$flavor"
-		cat "$RT_TOP/scripts/kconfig/rust-tun.config"
-		[ "$flavor" = test ] || cat "$RT_TOP/scripts/kconfig/$flavor.config"
+		echo "flavor=$(rt_kernel_flavor "$1")"
+		for f in $(rt_kernel_frags "$1"); do cat "$f"; done
 		echo "recipe=$RT_KERNEL_RECIPE"
 	} | sha256sum | cut -c1-16
 }
 
-# Print the kernel tree of a flavour (built or not).
+# Print the kernel tree of a kernel (built or not).
 rt_kdir() {
-	echo "$RT_CACHE/kernel-$1-$(rt_kernel_key "$1")/linux"
+	echo "$RT_CACHE/kernel-$(rt_kernel_name "$1")-$(rt_kernel_key "$1")/linux"
 }
 
 RT_CARGO=/usr/bin/cargo

@@ -11,11 +11,13 @@
 # kernel oops/BUG/WARNING/panic/taint (other than the out-of-tree taint).
 #
 # usage: scripts/run-guest.sh [--icount] [--mttcg] [--smp N] [--timeout S]
-#                             [--log FILE] [--kernel FLAVOR] [--module KO]
+#                             [--log FILE] [--kernel [SERIES-]FLAVOR] [--module KO]
 #                             [--clients] GUEST_SCRIPT [ARGS...]
 #
+# --kernel: test (default) or debug of the default series (7.3;
+# RUST_TUN_KERNEL), or of a series named first: 6.12-test, 7.3-debug.
 # --module: the rust_tun.ko to load (default: the work tree's, built for the
-# test kernel; scripts/test.sh builds one per kernel).
+# default test kernel; scripts/test.sh builds one per kernel).
 #
 # --clients adds real tun clients under /usr/bin (the guest's PATH stays
 # /bin, busybox: call them by full path): the host's iproute2 ip, socat,
@@ -55,11 +57,13 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ $# -ge 1 ] || rt_die "usage: $0 [options] GUEST_SCRIPT [ARGS...]"
+kernel=$(rt_kernel_name "$flavor")
+flavor=$(rt_kernel_flavor "$kernel")
 script=$1
 shift
 
-kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" --print-kdir "$flavor") ||
-	rt_die "no built $flavor kernel: run scripts/build-kernel.sh $flavor"
+kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" --print-kdir "$kernel") ||
+	rt_die "no built $kernel kernel: run scripts/build-kernel.sh $kernel"
 [ -f "$ko" ] || rt_die "no $ko: run make"
 rtun=$(rt_guest_bin)
 [ -x "$rtun" ] || rt_die "no guest programs: run scripts/build-guest.sh"
@@ -134,6 +138,7 @@ for extra in "$RT_TOP"/bench/*.ko; do
 done
 echo "$smp" >"$root/etc/rtun-smp"
 echo "$flavor" >"$root/etc/rtun-flavor"
+rt_kernel_series "$kernel" >"$root/etc/rtun-kernel"
 sed -n 's/^CONFIG_HZ=//p' "$kdir/.config" >"$root/etc/rtun-hz"
 # Whether the kernel has jump labels (the guards' sites, or their fallback).
 if grep -qx 'CONFIG_JUMP_LABEL=y' "$kdir/.config"; then echo y; else echo n; fi >"$root/etc/rtun-jump-label"
@@ -145,7 +150,7 @@ echo "$*" >"$root/etc/rtun-args"
 [ -n "$log" ] || log=$work/console.log
 accel=(-accel "$tcg")
 [ $icount = 0 ] || accel=(-accel tcg -icount shift=0,sleep=off)
-rt_log "booting $flavor kernel, -smp $smp$([ $icount = 0 ] || echo ', icount'), $(basename "$script") $*"
+rt_log "booting $kernel kernel, -smp $smp$([ $icount = 0 ] || echo ', icount'), $(basename "$script") $*"
 set +e
 mem=1024
 [ "$flavor" = test ] || mem=3072

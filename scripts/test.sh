@@ -10,7 +10,10 @@
 # kernel and suite, then the closing line "N passed, N failed, N skipped";
 # exits non-zero on any failure, kernel splat, hung test or unfinished guest.
 #
-# The matrix (the suites, `tests.sh` arguments in brackets):
+# The matrix: suites on two kernels, 7.3 (the default series, the one
+# distributions build with Rust) and 6.12 LTS; a suite is SERIES-NAME, and a
+# bare NAME is the default series' (`test` is `7.3-test`). The suites
+# (`tests.sh` arguments in brackets):
 #   test     side by side: rust_tun as /dev/net/rust_tun beside tun.ko, every
 #            ABI test on both drivers, C tun the reference    (the test kernel)
 #   dropin   rust_tun as /dev/net/tun, tun.ko out of reach: every test
@@ -24,23 +27,33 @@
 #   debug1/2 the debug kernel (KASAN, lockdep, kmemleak, DEBUG_NET, refcount
 #            trackers, ...; and no jump labels: the guards' fallback), rust_tun
 #            only, in two guests at once                     [RTUN_DRIVERS=rust RTUN_SHARD=I/2]
-# C tun's tests run on the test kernel only: there it is the reference the
+# By default: every suite on 7.3; on 6.12 test, dropin and napi (its own
+# tun.ko the reference there, the same driver files built for 6.12). The
+# debug suites of 6.12 (6.12-debug1, 6.12-debug2) and 7.3's are the same
+# driver code under KASAN; they run on request (--suite), not by default,
+# so that both kernels fit the budget (README).
+# C tun's tests run on the test kernels only: there it is the reference the
 # ABI tests compare against; under KASAN or without jump labels they would
 # test the kernel's code, not ours. Tests of rust_tun that compare against
 # tun (fuzz_vs_tun, dropin_conflicts) run everywhere.
 #
 # Two suites run at once (each guest is one single-threaded TCG vCPU
 # thread, and this machine kind has two cores); a kernel that is not built
-# yet is built while the test kernel's suites run. Each suite's QEMU limit
-# is twice its expected time (SUITE_EXPECT below, measured on this machine
-# kind: README); each test has its own timeout in the guest (tests.sh).
+# yet is built while the default test kernel's suites run. Each suite's
+# QEMU limit is twice its expected time (SUITE_EXPECT below, measured on
+# this machine kind: README); each test has its own timeout in the guest
+# (tests.sh).
 #
-# usage: scripts/test.sh [--quick] [--suite S[,S...]] [NAME=VALUE...] [FILTER]
-#   --quick      the test kernel's suites only (test, dropin, napi, runner)
+# usage: scripts/test.sh [--quick] [--kernel SERIES] [--suite S[,S...]]
+#                        [NAME=VALUE...] [FILTER]
+#   --quick      the default test kernel's suites only (test, dropin, napi,
+#                runner)
+#   --kernel S   only the suites of series S (7.3 or 6.12): its default
+#                ones, or with --suite those named (bare names are then S's)
 #   --suite S    only these suites (names above), and of the host checks
 #                only the builds: the inner loop, e.g.
 #                `scripts/test.sh --suite test ping` (one kernel, one suite,
-#                a filter: about 3 minutes warm)
+#                a filter: about 3 minutes warm), `--suite 6.12-test ping`
 #   NAME=VALUE   passed to the guest tests: RTUN_SEED, RTUN_STRESS_SECS,
 #                RTUN_FUZZ_ITERS, RTUN_TEST_TIMEOUT (seconds per test)
 #   FILTER       only the guest tests whose name contains it (or one of its
@@ -48,15 +61,28 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-suites_all=(debug1 debug2 test dropin napi runner)
-suites=("${suites_all[@]}")
+names_all=(debug1 debug2 test dropin napi runner)
+# The default matrix, longest first (the scheduler starts them in order).
+default_suites() { # default_suites [SERIES]: the default suites (of one series)
+	local s
+	for s in 7.3-debug1 7.3-debug2 7.3-test 6.12-test 7.3-dropin 7.3-napi 6.12-napi 6.12-dropin 7.3-runner; do
+		[ -z "${1:-}" ] || [ "${s%%-*}" = "$1" ] || continue
+		echo "$s"
+	done
+}
+only_series= suite_arg= quick=0
 host_checks=1
 guest_args=()
 while [ $# -gt 0 ]; do
 	case $1 in
-	--quick) suites=(test dropin napi runner) ;;
+	--quick) quick=1 ;;
+	--kernel)
+		rt_check_series "$2"
+		only_series=$2
+		shift
+		;;
 	--suite)
-		IFS=, read -ra suites <<<"$2"
+		suite_arg=$2
 		host_checks=0
 		shift
 		;;
@@ -64,26 +90,54 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+suites=()
+if [ -n "$suite_arg" ]; then
+	IFS=, read -ra names <<<"$suite_arg"
+	for n in "${names[@]}"; do
+		case $n in
+		*-*) suites+=("$n") ;;
+		*) suites+=("${only_series:-$RT_SERIES}-$n") ;;
+		esac
+	done
+elif [ $quick = 1 ]; then
+	suites=("${only_series:-$RT_SERIES}"-{test,dropin,napi,runner})
+else
+	mapfile -t suites < <(default_suites "$only_series")
+fi
 for s in "${suites[@]}"; do
-	[[ " ${suites_all[*]} " == *" $s "* ]] || rt_die "unknown suite '$s' (${suites_all[*]})"
+	rt_check_series "${s%%-*}"
+	[[ " ${names_all[*]} " == *" ${s#*-} "* ]] || rt_die "unknown suite '$s' (SERIES-NAME: ${names_all[*]})"
 done
 
 # Expected wall time of each suite (s), measured on a 2-core machine of
 # this kind with two suites running at once (README); QEMU's limit is twice
 # it. The kernel each runs on, and its tests.sh arguments.
-declare -A SUITE_EXPECT=([test]=240 [dropin]=120 [napi]=120 [runner]=30 [debug1]=600 [debug2]=600)
-declare -A SUITE_KERNEL=([test]=test [dropin]=test [napi]=test [runner]=test [debug1]=debug [debug2]=debug)
-declare -A SUITE_ARGS=([test]="" [dropin]="dropin" [napi]="napi RTUN_DRIVERS=rust"
+declare -A NAME_EXPECT=([test]=240 [dropin]=120 [napi]=120 [runner]=30 [debug1]=600 [debug2]=600)
+declare -A NAME_FLAVOR=([test]=test [dropin]=test [napi]=test [runner]=test [debug1]=debug [debug2]=debug)
+declare -A NAME_ARGS=([test]="" [dropin]="dropin" [napi]="napi RTUN_DRIVERS=rust"
 	[runner]="RTUN_SELFTEST=1 RTUN_TEST_TIMEOUT=20"
 	[debug1]="RTUN_DRIVERS=rust RTUN_SHARD=1/2"
 	[debug2]="RTUN_DRIVERS=rust RTUN_SHARD=2/2")
+declare -A SUITE_EXPECT=() SUITE_KERNEL=() SUITE_ARGS=()
+for s in "${suites[@]}"; do
+	n=${s#*-}
+	SUITE_EXPECT[$s]=${NAME_EXPECT[$n]}
+	SUITE_KERNEL[$s]=${s%%-*}-${NAME_FLAVOR[$n]}
+	SUITE_ARGS[$s]=${NAME_ARGS[$n]}
+done
+# The kernel the host checks build against: the default series' test kernel
+# (or the one series asked for).
+main_kernel=${only_series:-$RT_SERIES}-test
+if [ -n "$suite_arg" ]; then
+	main_kernel=${SUITE_KERNEL[${suites[0]}]%-*}-test
+fi
 
 work=$(mktemp -d /tmp/rtun-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 t_start=$SECONDS
 passed=0 failed=0 skipped=0
 table=()
-row() { table+=("$(printf '%-7s %-14s %6s %6s %7s %8s %8s' "$@")"); }
+row() { table+=("$(printf '%-10s %-14s %6s %6s %7s %8s %8s' "$@")"); }
 
 step() { # step NAME COMMAND...: a host-side check counted as one test
 	local name=$1 t0=$SECONDS
@@ -113,7 +167,7 @@ finish() {
 	done
 	wait
 	echo "# time per kernel and suite (s; limit: the suite's QEMU limit):"
-	printf '# %-7s %-14s %6s %6s %7s %8s %8s\n' kernel suite passed failed skipped time limit
+	printf '# %-10s %-14s %6s %6s %7s %8s %8s\n' kernel suite passed failed skipped time limit
 	local r
 	for r in "${table[@]}"; do echo "# $r"; done
 	echo "# total wall time $((SECONDS - t_start)) s"
@@ -126,23 +180,41 @@ declare -A RUNNING=() STARTED=()
 t0=$SECONDS
 bash "$RT_TOP/scripts/install-toolchain.sh" >&2 || { failed=$((failed + 1)); finish; }
 row host toolchain - - - $((SECONDS - t0)) -
-need_kernel() { # need_kernel FLAVOR: whether a selected suite runs on it
+need_kernel() { # need_kernel KERNEL: whether a selected suite runs on it
 	local s
 	for s in "${suites[@]}"; do [ "${SUITE_KERNEL[$s]}" = "$1" ] && return 0; done
 	return 1
 }
-prepare_kernel() { # prepare_kernel FLAVOR: kernel, module, clients (a job)
-	local flavor=$1 kd
-	kd=$(bash "$RT_TOP/scripts/build-kernel.sh" "$flavor") && [ -d "$kd" ] || return 1
-	rt_copy_module_sources "$work/mod-$flavor" && make -C "$work/mod-$flavor" KDIR="$kd" >/dev/null || return 1
+# A clippy build that prints no warning (the compat code of each series is
+# linted on its own kernel).
+clippy_clean() { # clippy_clean MAKE_ARGS...
+	local out
+	out=$(make "$@" CLIPPY=1 2>&1) || { echo "$out"; return 1; }
+	echo "$out" | grep -E '^(warning|error)' -A8 && return 1
+	return 0
+}
+prepare_kernel() { # prepare_kernel KERNEL: kernel, module, clients (a job)
+	local kernel=$1 kd m=$work/mod-$1
+	kd=$(bash "$RT_TOP/scripts/build-kernel.sh" "$kernel") && [ -d "$kd" ] || return 1
+	rt_copy_module_sources "$m" || return 1
+	# The other series' test kernel: its clippy build is its host check
+	# (it also builds the module); the debug kernels build the module only.
+	if [ "${kernel%-*}" != "${main_kernel%-*}" ] && [ "${kernel#*-}" = test ]; then
+		clippy_clean -C "$m" KDIR="$kd" || { echo "clippy warnings or errors for $kernel" >&2; return 1; }
+	else
+		make -C "$m" KDIR="$kd" >/dev/null || return 1
+	fi
 	bash "$RT_TOP/scripts/build-clients.sh" "$kd" >/dev/null
 }
 # The scheduler: two jobs at once; the first pending job whose kernel is
-# ready starts (the list is longest first); the debug kernel is built by a
-# job of its own, beside the test kernel's suites.
+# ready starts (the list is longest first); the other kernels are built by
+# a job of their own, one after another, beside the main test kernel's
+# host checks and suites.
 pending=("${suites[@]}")
 builds=()
-! need_kernel debug || builds+=(debug)
+for k in 7.3-test 6.12-test 7.3-debug 6.12-debug; do
+	[ "$k" = "$main_kernel" ] || ! need_kernel "$k" || builds+=("$k")
+done
 start_job() { # start_job NAME COMMAND...
 	local name=$1
 	shift
@@ -151,35 +223,29 @@ start_job() { # start_job NAME COMMAND...
 	STARTED[$name]=$SECONDS
 }
 build_job() {
-	local flavor t
-	for flavor in "${builds[@]}"; do
+	local kernel t
+	for kernel in "${builds[@]}"; do
 		t=$SECONDS
-		if prepare_kernel "$flavor" >"$work/build-$flavor.log" 2>&1; then
-			touch "$work/ready-$flavor"
-			echo "$((SECONDS - t))" >"$work/build-$flavor.time"
+		if prepare_kernel "$kernel" >"$work/build-$kernel.log" 2>&1; then
+			touch "$work/ready-$kernel"
+			echo "$((SECONDS - t))" >"$work/build-$kernel.time"
 		else
-			touch "$work/broken-$flavor"
+			touch "$work/broken-$kernel"
 		fi
 	done
 }
-# The debug kernel builds from the start, beside the test kernel, the host
-# checks and the test kernel's suites (on a fresh machine it is the longest
-# job, and its suites wait for it).
+# The other kernels build from the start, beside the main test kernel, the
+# host checks and its suites (on a fresh machine they are the longest job,
+# and their suites wait for them).
 [ ${#builds[@]} = 0 ] || start_job build build_job
 t0=$SECONDS
-kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" test) && [ -d "$kdir" ] ||
+kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" "$main_kernel") && [ -d "$kdir" ] ||
 	{ rt_log "no kernel tree: '$kdir'"; failed=$((failed + 1)); finish; }
-row test kernel - - - $((SECONDS - t0)) -
+row "$main_kernel" kernel - - - $((SECONDS - t0)) -
 
 mk() { make -C "$RT_TOP" KDIR="$kdir" "$@"; }
-clippy_clean() {
-	local out
-	out=$(mk CLIPPY=1 2>&1) || { echo "$out"; return 1; }
-	echo "$out" | grep -E '^(warning|error)' -A8 && return 1
-	return 0
-}
 [ $host_checks = 0 ] || step rustfmt mk rustfmtcheck
-[ $host_checks = 0 ] || step clippy clippy_clean
+[ $host_checks = 0 ] || step "clippy-${main_kernel%-*}" clippy_clean -C "$RT_TOP" KDIR="$kdir"
 # A failed build must not let the guest suites run a stale module or
 # program: the modules (rust_tun.ko, rust_dummy.ko) and the program are
 # removed first, and the guest suites run only if rust_tun.ko and the
@@ -201,9 +267,11 @@ fi
 # kernel's module is the work tree's; the others are built in a copy of the
 # sources ($work/mod-FLAVOR), so that suites on different kernels can run at
 # once.
-declare -A MODULE=([test]="$RT_TOP/rust_tun.ko" [debug]="$work/mod-debug/rust_tun.ko")
+declare -A MODULE=()
+for k in 7.3-test 6.12-test 7.3-debug 6.12-debug; do MODULE[$k]=$work/mod-$k/rust_tun.ko; done
+MODULE[$main_kernel]=$RT_TOP/rust_tun.ko
 bash "$RT_TOP/scripts/build-clients.sh" "$kdir" >/dev/null || { failed=$((failed + 1)); finish; }
-touch "$work/ready-test"
+touch "$work/ready-$main_kernel"
 
 suite_job() { # suite_job SUITE: one guest suite (a job; its console in $work/SUITE.log)
 	local s=$1 limit=$((2 * ${SUITE_EXPECT[$1]}))
@@ -211,7 +279,7 @@ suite_job() { # suite_job SUITE: one guest suite (a job; its console in $work/SU
 	bash "$RT_TOP/scripts/run-guest.sh" --kernel "${SUITE_KERNEL[$s]}" --module "${MODULE[${SUITE_KERNEL[$s]}]}" \
 		--clients --timeout "$limit" --log "$work/$s.log" \
 		"$RT_TOP/scripts/guest/tests.sh" ${SUITE_ARGS[$s]} \
-		$([ "$s" = runner ] || printf '%s ' "${guest_args[@]}") >"$work/$s.out" 2>&1
+		$([ "${s#*-}" = runner ] || printf '%s ' "${guest_args[@]}") >"$work/$s.out" 2>&1
 }
 
 # The runner's check: the hung test is named, with a task dump, within its
@@ -237,15 +305,15 @@ account() { # account SUITE RC SECONDS
 	echo "# ==== suite $s (${SUITE_KERNEL[$s]} kernel): ${took} s ===="
 	cat "$work/$s.log" 2>/dev/null || true
 	grep '^\[run-guest.sh' "$work/$s.out" >&2 || true
-	if [ "$s" = runner ]; then
+	if [ "${s#*-}" = runner ]; then
 		if runner_verdict "$log"; then
 			passed=$((passed + 1))
 			echo "ok - runner names a hung test"
-			row test runner 1 0 0 "$took" $((2 * SUITE_EXPECT[$s]))
+			row "${SUITE_KERNEL[$s]}" "$s" 1 0 0 "$took" $((2 * SUITE_EXPECT[$s]))
 		else
 			failed=$((failed + 1))
 			echo "not ok - runner names a hung test"
-			row test runner 0 1 0 "$took" $((2 * SUITE_EXPECT[$s]))
+			row "${SUITE_KERNEL[$s]}" "$s" 0 1 0 "$took" $((2 * SUITE_EXPECT[$s]))
 		fi
 		return
 	fi
@@ -295,8 +363,8 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
 	unset "RUNNING[$done_pid]"
 	took=$((SECONDS - STARTED[$name]))
 	if [ "$name" = build ]; then
-		for flavor in "${builds[@]}"; do
-			[ -e "$work/build-$flavor.time" ] && row "$flavor" kernel - - - "$(cat "$work/build-$flavor.time")" -
+		for k in "${builds[@]}"; do
+			[ -e "$work/build-$k.time" ] && row "$k" kernel - - - "$(cat "$work/build-$k.time")" -
 		done
 		continue
 	fi

@@ -400,7 +400,7 @@ impl<T: FileOps> FopsAdapter<T> {
         let data = unsafe { ArcBorrow::from_raw((*file).private_data.cast::<T::Data>()) };
         match T::ioctl(data, cmd, arg as usize, IoctlAbi::Native) {
             Ok(v) => v as c_long,
-            Err(e) => e.to_errno() as c_long,
+            Err(e) => c_long::from(e.to_errno()),
         }
     }
 
@@ -421,7 +421,7 @@ impl<T: FileOps> FopsAdapter<T> {
         compile_error!("compat_ptr() is the zero-extension only on x86_64");
         match T::ioctl(data, cmd, arg as u32 as usize, IoctlAbi::Compat) {
             Ok(v) => v as c_long,
-            Err(e) => e.to_errno() as c_long,
+            Err(e) => c_long::from(e.to_errno()),
         }
     }
 
@@ -454,8 +454,8 @@ impl MiscDevice {
                 Some(m) => m as c_int,
                 None => bindings::MISC_DYNAMIC_MINOR as c_int,
             },
-            name: name.as_char_ptr().cast(),
-            nodename: nodename.as_char_ptr().cast(),
+            name: crate::sys::compat::cstr_ptr(name).cast(),
+            nodename: crate::sys::compat::cstr_ptr(nodename).cast(),
             mode,
             fops: &fops.0,
             ..zeroed()

@@ -28,7 +28,7 @@ impl Dentry {
     pub(crate) fn dir(name: &CStr, parent: Option<&Dentry>) -> Option<Dentry> {
         let parent = parent.map_or(ptr::null_mut(), |d| d.0.as_ptr());
         // SAFETY: `name` is NUL-terminated; `parent` is null or a live dir.
-        let d = unsafe { bindings::debugfs_create_dir(name.as_char_ptr().cast(), parent) };
+        let d = unsafe { bindings::debugfs_create_dir(crate::sys::compat::cstr_ptr(name).cast(), parent) };
         // debugfs returns an ERR_PTR on failure.
         if d.is_null() || (d as usize) >= (-4095isize) as usize {
             return None;
@@ -47,7 +47,7 @@ impl Dentry {
         // keeps `data` alive until removal, which waits for the files' users.
         unsafe {
             bindings::debugfs_create_file(
-                name.as_char_ptr().cast(),
+                crate::sys::compat::cstr_ptr(name).cast(),
                 0o444,
                 self.0.as_ptr(),
                 data.cast_mut(),
@@ -139,7 +139,7 @@ impl<P> DebugfsFops<P> {
     fn untyped(&'static self) -> &'static DebugfsFops {
         // SAFETY: `DebugfsFops<D>` differs from `DebugfsFops<()>` only in a
         // zero-sized marker; the layouts are the same.
-        unsafe { &*(self as *const Self).cast::<DebugfsFops>() }
+        unsafe { &*ptr::from_ref(self).cast::<DebugfsFops>() }
     }
 }
 

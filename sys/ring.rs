@@ -55,6 +55,20 @@ unsafe impl Backend for RawSpinLockBackend {
         // SAFETY: The caller guarantees it holds the lock at `ptr`.
         unsafe { bindings::spin_unlock(ptr.cast()) }
     }
+
+    crate::sys::compat::backend_since_7_3! {
+        unsafe fn try_lock(ptr: *mut Self::State) -> Option<()> {
+            // CAST: As in `lock`.
+            // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
+            (unsafe { bindings::spin_trylock(ptr.cast()) } != 0).then_some(())
+        }
+
+        unsafe fn assert_is_held(ptr: *mut Self::State) {
+            // CAST: As in `lock`.
+            // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
+            unsafe { bindings::spin_assert_is_held(ptr.cast()) }
+        }
+    }
 }
 
 /// A bounded FIFO of owned skbs with separate producer and consumer locks.
@@ -179,7 +193,7 @@ impl SkbRing {
         let slots = unsafe { self.slots() };
         slots
             .get(*consumer)
-            .map_or(true, |slot| slot.load(Ordering::Acquire).is_null())
+            .is_none_or(|slot| slot.load(Ordering::Acquire).is_null())
     }
 
     /// Drops every queued packet (`tun_queue_purge()`); returns how many.

@@ -374,20 +374,46 @@ impl SkBuff {
         }
     }
 
-    /// An L3 packet received on `dev`: `skb_reset_mac_header()`,
-    /// `skb->protocol` (network byte order), `skb->dev`.
-    pub(crate) fn set_l3<P>(&mut self, protocol_be: u16, dev: &NetDevice<P>) {
-        // SAFETY: An skb we own; `dev` is a live device.
+    /// `skb->dev = dev`: the device the packet arrives on, set before
+    /// anything that reads it (7.3's `virtio_net_hdr_to_skb()` dissects
+    /// GSO headers through `dev_parse_header_protocol()`, which reads
+    /// `skb->dev->header_ops`).
+    pub(crate) fn set_dev<P>(&mut self, dev: &NetDevice<P>) {
+        // SAFETY: An skb we own; `dev` is a live device, which outlives the
+        // packet's delivery (the caller holds a reference).
         unsafe {
-            let skb = self.as_ptr();
-            bindings::skb_reset_mac_header(skb);
-            (*skb_headers(skb)).protocol = protocol_be;
-            (*skb)
+            (*self.as_ptr())
                 .__bindgen_anon_1
                 .__bindgen_anon_1
                 .__bindgen_anon_1
                 .dev = dev.as_ptr();
         }
+    }
+
+    /// An L3 packet: `skb_reset_mac_header()`, `skb_reset_network_header()`
+    /// (both at the data: a TUN packet has no link-layer header) and
+    /// `skb->protocol` (network byte order).
+    pub(crate) fn set_l3(&mut self, protocol_be: u16) {
+        // SAFETY: An skb we own.
+        unsafe {
+            let skb = self.as_ptr();
+            bindings::skb_reset_mac_header(skb);
+            bindings::skb_reset_network_header(skb);
+            (*skb_headers(skb)).protocol = protocol_be;
+        }
+    }
+
+    /// A link-layer frame: `pskb_may_pull()` of the Ethernet header, then
+    /// `skb_set_network_header(skb, ETH_HLEN)`, so that the vnet header's
+    /// step finds the network header where it will be; `false` (nothing
+    /// done) if the header cannot be pulled.
+    pub(crate) fn set_l2_network_header(&mut self) -> bool {
+        if !self.may_pull(ETH_HLEN) {
+            return false;
+        }
+        // SAFETY: An skb we own with `ETH_HLEN` linear bytes.
+        unsafe { bindings::skb_set_network_header(self.as_ptr(), ETH_HLEN as i32) };
+        true
     }
 
     /// `skb->protocol = eth_type_trans(skb, dev)`, after `pskb_may_pull()`

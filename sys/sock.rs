@@ -184,15 +184,15 @@ impl Sock {
             let sock = ptr::addr_of_mut!((*rs.as_ptr()).socket);
             bindings::__init_waitqueue_head(
                 ptr::addr_of_mut!((*sock).wq.wait),
-                kernel::c_str!("rust_tun sock").as_char_ptr().cast(),
-                ptr::from_ref(kernel::static_lock_class!())
+                crate::sys::compat::cstr_ptr(kernel::c_str!("rust_tun sock")).cast(),
+                ptr::from_ref(crate::sys::compat::static_lock_class_ref!())
                     .cast_mut()
                     .cast(),
             );
             bindings::__mutex_init(
                 ptr::addr_of_mut!((*rs.as_ptr()).napi_mutex),
-                kernel::c_str!("rust_tun napi_mutex").as_char_ptr().cast(),
-                ptr::from_ref(kernel::static_lock_class!())
+                crate::sys::compat::cstr_ptr(kernel::c_str!("rust_tun napi_mutex")).cast(),
+                ptr::from_ref(crate::sys::compat::static_lock_class_ref!())
                     .cast_mut()
                     .cast(),
             );
@@ -339,7 +339,7 @@ impl Sock {
         // SAFETY: A live socket with its `struct socket`.
         unsafe {
             bindings::test_and_set_bit(
-                bindings::SOCKWQ_ASYNC_NOSPACE.into(),
+                bindings::RTUN_SOCKWQ_ASYNC_NOSPACE,
                 nospace_word(self.sk()),
             )
         }
@@ -553,7 +553,7 @@ unsafe extern "C" fn sock_write_space(sk: *mut bindings::sock) {
             );
         }
         let nospace = nospace_word(sk);
-        let nr = bindings::SOCKWQ_ASYNC_NOSPACE.into();
+        let nr = bindings::RTUN_SOCKWQ_ASYNC_NOSPACE;
         if bindings::test_bit(nr, nospace) && bindings::test_and_clear_bit(nr, nospace) {
             kill_fasync_sk(sk, FasyncBand::Out as c_int);
         }

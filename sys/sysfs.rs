@@ -54,9 +54,9 @@ impl<P> DevAttribute<P> {
     /// The attribute `name`, shown by `T`.
     pub(crate) const fn new<T: DevAttrShow<Priv = P>>(name: &'static CStr) -> Self {
         let mut a: bindings::device_attribute = zeroed();
-        a.attr.name = name.as_char_ptr().cast();
+        a.attr.name = crate::sys::compat::cstr_ptr(name).cast();
         a.attr.mode = bindings::RTUN_S_IRUGO;
-        a.show = Some(show::<T>);
+        crate::sys::compat::device_attribute_show!(a) = Some(show::<T>);
         Self(KernelStatic::new(a), PhantomData)
     }
 }
@@ -124,7 +124,7 @@ impl<P> AttrGroup<P> {
     /// of `list`.
     pub(crate) const fn new<const N: usize>(list: &'static AttrList<P, N>) -> Self {
         let mut g: bindings::attribute_group = zeroed();
-        g.attrs = list.0.as_ptr().cast_mut();
+        crate::sys::compat::attribute_group_attrs!(g) = list.0.as_ptr().cast_mut();
         Self(KernelStatic::new(g), PhantomData)
     }
 

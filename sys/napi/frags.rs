@@ -104,7 +104,7 @@ impl Sock {
         }
         // SAFETY: As above.
         let nr_segs = unsafe { (*it).__bindgen_anon_2.nr_segs };
-        if nr_segs > bindings::RTUN_MAX_SKB_FRAGS as c_ulong + 1 || len > FRAGS_MAX_LEN {
+        if nr_segs > c_ulong::from(bindings::RTUN_MAX_SKB_FRAGS) + 1 || len > FRAGS_MAX_LEN {
             return Err(errno::EMSGSIZE());
         }
         let skb = self.napi_take_frags()?;

@@ -71,7 +71,7 @@ pub(crate) struct NapiState {
     dev: AtomicPtr<bindings::net_device>,
     /// Set by a delete: the grace period after which no RCU reader of the
     /// device's NAPI list can see the context any more.
-    deleted: UnsafeCell<Option<bindings::rcu_gp_oldstate>>,
+    deleted: UnsafeCell<Option<bindings::rtun_rcu_gp_state>>,
 }
 
 // SAFETY: `deleted` is written under rtnl (`NapiContext::del`) and read by
@@ -293,7 +293,7 @@ impl<O: HasNapi> NapiContext<'_, O> {
         unsafe { bindings::mutex_lock(self.mutex) };
         self.state.set(State::None);
         let dev = self.state.dev.swap(ptr::null_mut(), Ordering::Relaxed);
-        let mut gp = core::mem::MaybeUninit::<bindings::rcu_gp_oldstate>::uninit();
+        let mut gp = core::mem::MaybeUninit::<bindings::rtun_rcu_gp_state>::uninit();
         // SAFETY: On `dev`'s list and disabled, so no poll runs; `dev` is
         // live, held since `add_tx`; rtnl serialises the list and
         // `deleted` (see `NapiState`'s `Sync`), the mutex (taken above)

@@ -72,7 +72,7 @@ impl<P: Sync> NetDeviceBuilder<P> {
         let p = unsafe {
             bindings::alloc_netdev_mqs(
                 core::mem::size_of::<P>() as c_int,
-                name.as_char_ptr().cast(),
+                crate::sys::compat::cstr_ptr(name).cast(),
                 assign as u8,
                 Some(setup::<D>),
                 queues,
@@ -85,7 +85,7 @@ impl<P: Sync> NetDeviceBuilder<P> {
         // moves: the right place to pin-initialise the `P`.
         let priv_ = unsafe { bindings::netdev_priv(p.as_ptr()).cast::<P>() };
         // SAFETY: As above.
-        if let Err(e) = unsafe { init.__pinned_init(priv_) } {
+        if let Err(e) = unsafe { crate::sys::compat::pin_init_in_place(init, priv_) } {
             // SAFETY: Ours, never registered, nothing in the private area.
             unsafe { bindings::free_netdev(p.as_ptr()) };
             return Err(e);

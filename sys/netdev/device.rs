@@ -290,7 +290,7 @@ impl<P> NetDevice<P> {
         unsafe {
             bindings::netdev_info(
                 self.as_ptr(),
-                kernel::c_str!("%pA").as_char_ptr().cast(),
+                crate::sys::compat::cstr_ptr(kernel::c_str!("%pA")).cast(),
                 ptr::from_ref(&args).cast::<c_void>(),
             )
         }
@@ -309,7 +309,7 @@ impl<P> NetDevice<P> {
         // SAFETY: rtnl held; `addr` is writable; `name` is NUL-terminated
         // (IFNAMSIZ with its last byte 0); the device's namespace is live.
         to_result(unsafe {
-            bindings::dev_get_mac_address(
+            bindings::netif_get_mac_address(
                 &mut addr,
                 bindings::dev_net(self.as_ptr()),
                 name.as_ptr().cast_mut().cast(),
@@ -320,12 +320,20 @@ impl<P> NetDevice<P> {
         Ok(())
     }
 
-    /// `SIOCSIFHWADDR`: `dev_set_mac_address_user()` from a `sockaddr`.
+    /// `SIOCSIFHWADDR`: `dev_set_mac_address_user()` from a `sockaddr`;
+    /// `EINVAL` for a device whose addresses are longer than the
+    /// `sockaddr` (`TUNSETLINK` to, say, `ARPHRD_INFINIBAND`: 20 bytes),
+    /// whose copy would read past it. tun.c 7.3's check; deliberate
+    /// difference on 6.12, whose tun.c reads past the `ifreq` copy.
     pub(crate) fn set_mac_address_user(
         &self,
         sa: &[u8; SOCKADDR_LEN],
         _rtnl: &mut Rtnl<'_>,
     ) -> Result {
+        // SAFETY: A live device; rtnl held (`addr_len` changes under it).
+        if usize::from(unsafe { (*self.as_ptr()).addr_len }) > SOCKADDR_LEN {
+            return Err(EINVAL);
+        }
         // SAFETY: `sockaddr` is plain data of this size; any bytes will do.
         let mut addr =
             unsafe { core::mem::transmute_copy::<[u8; SOCKADDR_LEN], bindings::sockaddr>(sa) };
@@ -367,7 +375,7 @@ impl<P> NetDevice<P> {
         _rtnl: &Rtnl<'g>,
     ) -> Option<Result<&'g NetDevice<P>>> {
         // SAFETY: rtnl held; `name` is NUL-terminated.
-        let p = unsafe { bindings::__dev_get_by_name(net.0.as_ptr(), name.as_char_ptr().cast()) };
+        let p = unsafe { bindings::__dev_get_by_name(net.0.as_ptr(), crate::sys::compat::cstr_ptr(name).cast()) };
         if p.is_null() {
             return None;
         }

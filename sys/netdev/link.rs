@@ -142,7 +142,7 @@ impl<P> LinkOps<P> {
     pub(crate) const fn new<D: NetDriver<Priv = P>>(kind: &'static CStr) -> Self {
         Self(
             KernelStatic::new(bindings::rtnl_link_ops {
-                kind: kind.as_char_ptr().cast(),
+                kind: crate::sys::compat::cstr_ptr(kind).cast(),
                 priv_size: core::mem::size_of::<P>(),
                 setup: Some(setup::<D>),
                 validate: if D::HAS_VALIDATE {
@@ -221,6 +221,8 @@ unsafe extern "C" fn link_validate<D: NetDriver>(
     from_result(|| D::validate(&attrs).map(|()| 0))
 }
 
+crate::sys::compat::define_newlink!(link_newlink, link_newlink_common);
+
 /// `rtnl_link_ops.newlink`: the driver's private area in the device
 /// rtnetlink allocated, then its registration.
 ///
@@ -229,12 +231,9 @@ unsafe extern "C" fn link_validate<D: NetDriver>(
 /// Called by rtnetlink, under rtnl, with a fresh unregistered device of
 /// these ops (`priv_size` bytes of private area, set up by `setup::<D>`)
 /// and the request's `tb[]`.
-unsafe extern "C" fn link_newlink<D: NetDriver>(
-    _src_net: *mut bindings::net,
+unsafe fn link_newlink_common<D: NetDriver>(
     dev: *mut bindings::net_device,
     tb: *mut *mut bindings::nlattr,
-    _data: *mut *mut bindings::nlattr,
-    _extack: *mut bindings::netlink_ext_ack,
 ) -> c_int {
     const { assert!(core::mem::align_of::<D::Priv>() <= bindings::RTUN_NETDEV_ALIGN as usize) };
     if !D::HAS_NEWLINK {

@@ -274,7 +274,7 @@ impl<T: NetDevOps> Adapter<T> {
         };
         match T::start_xmit(skb, dev, &bh) {
             TxResult::Ok => bindings::netdev_tx_NETDEV_TX_OK,
-            TxResult::Dropped => bindings::NET_XMIT_DROP as _,
+            TxResult::Dropped => bindings::NET_XMIT_DROP as bindings::netdev_tx_t,
         }
     }
 

@@ -43,6 +43,20 @@ unsafe impl Backend for SpinLockBhBackend {
         // SAFETY: The caller guarantees it holds the lock at `ptr`.
         unsafe { bindings::spin_unlock_bh(ptr.cast()) }
     }
+
+    crate::sys::compat::backend_since_7_3! {
+        unsafe fn try_lock(ptr: *mut Self::State) -> Option<()> {
+            // CAST: As in `lock`.
+            // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
+            (unsafe { bindings::spin_trylock_bh(ptr.cast()) } != 0).then_some(())
+        }
+
+        unsafe fn assert_is_held(ptr: *mut Self::State) {
+            // CAST: As in `lock`.
+            // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
+            unsafe { bindings::spin_assert_is_held(ptr.cast()) }
+        }
+    }
 }
 
 /// Creates a [`SpinLockBh`] initialiser with a static lock class (the

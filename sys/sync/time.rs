@@ -148,6 +148,6 @@ pub(crate) mod rcu_cookie {
     /// `poll_state_synchronize_rcu()`: has that grace period passed?
     pub(crate) fn done(cookie: usize) -> bool {
         // SAFETY: Always allowed.
-        unsafe { bindings::poll_state_synchronize_rcu(cookie as _) }
+        unsafe { bindings::poll_state_synchronize_rcu(cookie as core::ffi::c_ulong) }
     }
 }

@@ -32,7 +32,7 @@ impl WaitQueue {
             head <- Opaque::ffi_init(|slot| unsafe {
                 bindings::__init_waitqueue_head(
                     slot,
-                    name.as_char_ptr().cast(),
+                    crate::sys::compat::cstr_ptr(name).cast(),
                     ptr::from_ref(key).cast_mut().cast(),
                 )
             }),
