@@ -5,6 +5,7 @@
 //! bindings); device creation and attachment are `iff.rs`.
 
 use crate::iff::{tun_get_iff, tun_set_iff, tun_set_queue, IfReq};
+use crate::sys::compat::user_slice;
 use crate::sys::{self, errno, IoctlAbi, Rtnl, SockFprog};
 use crate::txfilter::{FilterUpdate, ETH_ALEN};
 use crate::{
@@ -16,7 +17,6 @@ use core::sync::atomic::Ordering;
 use kernel::ioctl;
 use kernel::prelude::*;
 use kernel::sync::ArcBorrow;
-use crate::sys::compat::user_slice;
 
 /// The tun ioctls, same numbers as `include/uapi/linux/if_tun.h`.
 const fn iow<T>(nr: u32) -> u32 {
@@ -104,9 +104,7 @@ fn get_int(arg: usize) -> Result<i32> {
 
 /// Writes an `int` result through the argument pointer.
 fn put_int(arg: usize, v: i32) -> Result {
-    user_slice(arg, 4)
-        .writer()
-        .write_slice(&v.to_ne_bytes())
+    user_slice(arg, 4).writer().write_slice(&v.to_ne_bytes())
 }
 
 /// `update_filter()`: the `struct tun_filter` header, then `count`

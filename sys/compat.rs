@@ -82,11 +82,12 @@ macro_rules! backend_since_7_3 {
 }
 pub(crate) use backend_since_7_3;
 
-/// `module!` with one author, spelled as the kernel's macro wants it.
+/// `module!` with one author, spelled as the kernel's macro wants it (its
+/// arguments as plain token trees: 6.12's `module!` parses raw tokens and
+/// does not see through `literal` fragments).
 #[cfg(rtun_kernel = "6.12")]
 macro_rules! module_compat {
-    (type: $t:ident, name: $n:literal, author: $a:literal, description: $d:literal,
-     license: $l:literal $(,)?) => {
+    (type: $t:tt, name: $n:tt, author: $a:tt, description: $d:tt, license: $l:tt $(,)?) => {
         ::kernel::prelude::module! {
             type: $t,
             name: $n,
@@ -99,8 +100,7 @@ macro_rules! module_compat {
 /// `module!` with one author, spelled as the kernel's macro wants it.
 #[cfg(rtun_kernel = "7.3")]
 macro_rules! module_compat {
-    (type: $t:ident, name: $n:literal, author: $a:literal, description: $d:literal,
-     license: $l:literal $(,)?) => {
+    (type: $t:tt, name: $n:tt, author: $a:tt, description: $d:tt, license: $l:tt $(,)?) => {
         ::kernel::prelude::module! {
             type: $t,
             name: $n,
@@ -138,7 +138,10 @@ pub(crate) use static_lock_class_ref;
 /// As the trait method's: `slot` is valid for writes and pinned; on an
 /// error it is left uninitialised.
 #[inline(always)]
-pub(crate) unsafe fn pin_init_in_place<T, E>(init: impl PinInit<T, E>, slot: *mut T) -> Result<(), E> {
+pub(crate) unsafe fn pin_init_in_place<T, E>(
+    init: impl PinInit<T, E>,
+    slot: *mut T,
+) -> Result<(), E> {
     #[cfg(rtun_kernel = "6.12")]
     // SAFETY: The caller's guarantees are the method's.
     let r = unsafe { init.__pinned_init(slot) };
@@ -150,7 +153,10 @@ pub(crate) unsafe fn pin_init_in_place<T, E>(init: impl PinInit<T, E>, slot: *mu
 
 /// `kvmalloc()` of `layout` (7.3's allocators also take a NUMA node: any).
 #[inline]
-pub(crate) fn kvmalloc(layout: Layout, flags: kernel::alloc::Flags) -> Result<NonNull<[u8]>, AllocError> {
+pub(crate) fn kvmalloc(
+    layout: Layout,
+    flags: kernel::alloc::Flags,
+) -> Result<NonNull<[u8]>, AllocError> {
     #[cfg(rtun_kernel = "6.12")]
     let r = KVmalloc::alloc(layout, flags);
     #[cfg(rtun_kernel = "7.3")]

@@ -28,7 +28,9 @@ impl Dentry {
     pub(crate) fn dir(name: &CStr, parent: Option<&Dentry>) -> Option<Dentry> {
         let parent = parent.map_or(ptr::null_mut(), |d| d.0.as_ptr());
         // SAFETY: `name` is NUL-terminated; `parent` is null or a live dir.
-        let d = unsafe { bindings::debugfs_create_dir(crate::sys::compat::cstr_ptr(name).cast(), parent) };
+        let d = unsafe {
+            bindings::debugfs_create_dir(crate::sys::compat::cstr_ptr(name).cast(), parent)
+        };
         // debugfs returns an ERR_PTR on failure.
         if d.is_null() || (d as usize) >= (-4095isize) as usize {
             return None;

@@ -191,9 +191,10 @@ impl SkbRing {
         let consumer = self.consumer.lock();
         // SAFETY: The consumer lock is held.
         let slots = unsafe { self.slots() };
-        slots
-            .get(*consumer)
-            .is_none_or(|slot| slot.load(Ordering::Acquire).is_null())
+        match slots.get(*consumer) {
+            None => true,
+            Some(slot) => slot.load(Ordering::Acquire).is_null(),
+        }
     }
 
     /// Drops every queued packet (`tun_queue_purge()`); returns how many.

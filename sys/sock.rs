@@ -338,10 +338,7 @@ impl Sock {
     pub(crate) fn test_and_set_nospace(&self) -> bool {
         // SAFETY: A live socket with its `struct socket`.
         unsafe {
-            bindings::test_and_set_bit(
-                bindings::RTUN_SOCKWQ_ASYNC_NOSPACE,
-                nospace_word(self.sk()),
-            )
+            bindings::test_and_set_bit(bindings::RTUN_SOCKWQ_ASYNC_NOSPACE, nospace_word(self.sk()))
         }
     }
 

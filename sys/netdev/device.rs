@@ -375,7 +375,9 @@ impl<P> NetDevice<P> {
         _rtnl: &Rtnl<'g>,
     ) -> Option<Result<&'g NetDevice<P>>> {
         // SAFETY: rtnl held; `name` is NUL-terminated.
-        let p = unsafe { bindings::__dev_get_by_name(net.0.as_ptr(), crate::sys::compat::cstr_ptr(name).cast()) };
+        let p = unsafe {
+            bindings::__dev_get_by_name(net.0.as_ptr(), crate::sys::compat::cstr_ptr(name).cast())
+        };
         if p.is_null() {
             return None;
         }
