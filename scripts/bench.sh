@@ -12,23 +12,39 @@
 #   4. memory: idle persistent devices, rust_tun and C tun (one plain TCG
 #      boot for both, rounds alternating which goes first: memory does not
 #      depend on time)
-# and writes Documentation/benchmarks/{xmit,write,micro,mem,gso}.json, results.md
-# and chart.svg, then prints results.md.
+# on each kernel series (7.3 and 6.12, each against its own tun.ko), and
+# writes Documentation/benchmarks/linux-SERIES/{xmit,write,micro,mem,gso}.json,
+# results.md and chart.svg, then prints each results.md.
 #
-# usage: scripts/bench.sh [XMIT_PACKETS] [WRITE_PACKETS]
+# usage: scripts/bench.sh [--kernel SERIES] [XMIT_PACKETS] [WRITE_PACKETS]
+#   --kernel: only that series (default: both, 7.3 first)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+series_list=("${RT_SERIES_ALL[@]}")
+if [ "${1:-}" = --kernel ]; then
+	rt_check_series "$2"
+	series_list=("$2")
+	shift 2
+fi
 xmit_count=${1:-200000}
 write_count=${2:-100000}
 
 bash "$RT_TOP/scripts/install-toolchain.sh" >&2
-kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" test)
-make -C "$RT_TOP" KDIR="$kdir" >&2
-make -C "$RT_TOP" KDIR="$kdir" bench >&2
 bash "$RT_TOP/scripts/build-guest.sh" >&2
-
 logs=$(mktemp -d /tmp/rtun-bench.XXXXXX)
 trap 'rm -rf "$logs"' EXIT
+bench_series() { # bench_series SERIES: every table on one kernel
+local series=$1 kdir mod=$logs/mod logs=$logs/$1
+mkdir -p "$logs"
+kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" "$series-test")
+# The module and the C micro-benchmark module, built in a copy for this
+# kernel (the work tree's build stays as it is).
+rm -rf "$mod"
+rt_copy_module_sources "$mod"
+cp -r "$RT_TOP/bench" "$mod/" 2>/dev/null || true
+make -C "$mod" KDIR="$kdir" >&2
+make -C "$mod" KDIR="$kdir" bench >&2
+run() { RTUN_BENCH_DIR=$mod/bench bash "$RT_TOP/scripts/run-guest.sh" --kernel "$series-test" --module "$mod/rust_tun.ko" "$@"; }
 # The xmit table's figures repeat to 0.05 % between boots of one guest
 # image, but move by up to 1 % -- C tun's as much as rust_tun's -- when
 # anything in the image changes (its memory layout decides where slab
@@ -38,7 +54,7 @@ trap 'rm -rf "$logs"' EXIT
 for boot in 1 2 3 4 5; do
 	rt_log "table xmit, boot $boot"
 	RTUN_PAD_KB=$(((boot - 1) * 397)) \
-		bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 --log "$logs/xmit-$boot.log" \
+		run --icount --timeout 1800 --log "$logs/xmit-$boot.log" \
 		"$RT_TOP/scripts/guest/bench-xmit.sh" "$xmit_count" 1 >/dev/null
 	sed "s/^BENCH xmit \(.*\) round=1 /BENCH xmit \1 round=$boot /" "$logs/xmit-$boot.log" >>"$logs/xmit.log"
 done
@@ -47,7 +63,7 @@ done
 for boot in 1 2 3 4 5; do
 	rt_log "table gso, boot $boot"
 	RTUN_PAD_KB=$(((boot - 1) * 397)) \
-		bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 --log "$logs/gso-$boot.log" \
+		run --icount --timeout 1800 --log "$logs/gso-$boot.log" \
 		"$RT_TOP/scripts/guest/bench-gso.sh" 1200 20 "$boot" >/dev/null
 	cat "$logs/gso-$boot.log" >>"$logs/gso.log"
 done
@@ -57,11 +73,16 @@ for table in write micro; do
 	micro) args=() ;;
 	esac
 	rt_log "table $table"
-	bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 --log "$logs/$table.log" \
+	run --icount --timeout 1800 --log "$logs/$table.log" \
 		"$RT_TOP/scripts/guest/bench-$table.sh" "${args[@]}" >/dev/null
 done
 rt_log "table mem"
-bash "$RT_TOP/scripts/run-guest.sh" --timeout 3600 --log "$logs/mem.log" \
+run --timeout 3600 --log "$logs/mem.log" \
 	"$RT_TOP/scripts/guest/bench-mem.sh" >/dev/null
-python3 "$RT_TOP/scripts/bench-report.py" "$RT_TOP/Documentation/benchmarks" \
-	"$logs/xmit.log" "$logs/write.log" "$logs/micro.log" "$logs/mem.log" "$logs/gso.log"
+python3 "$RT_TOP/scripts/bench-report.py" "$RT_TOP/Documentation/benchmarks/linux-$series" \
+	"$logs/xmit.log" "$logs/write.log" "$logs/micro.log" "$logs/mem.log" "$logs/gso.log" "$series"
+}
+for series in "${series_list[@]}"; do
+	rt_log "benchmarks on Linux $series"
+	bench_series "$series"
+done

@@ -29,7 +29,8 @@
 # RTUN_PAD_KB=N in the environment adds an N KB file to the initramfs: the
 # benchmarks vary it between boots so that their medians sample how the
 # guest's memory layout moves instruction counts (slab refills, page
-# allocator paths), instead of measuring one layout. RTUN_QEMU_ARGS adds
+# allocator paths), instead of measuring one layout. RTUN_BENCH_DIR: where
+# the benchmark modules (*.ko) come from (default bench/). RTUN_QEMU_ARGS adds
 # arguments to QEMU's command line (scripts/profile.sh's plugin).
 #
 # TCG runs single-threaded by default (both vCPUs on one host thread): with
@@ -133,7 +134,7 @@ cp "$ko" "$root/lib/modules/"
 for m in drivers/net/tun.ko net/core/pktgen.ko drivers/net/dummy.ko; do
 	cp "$kdir/$m" "$root/lib/modules/"
 done
-for extra in "$RT_TOP"/bench/*.ko; do
+for extra in "${RTUN_BENCH_DIR:-$RT_TOP/bench}"/*.ko; do
 	[ -f "$extra" ] && cp "$extra" "$root/lib/modules/"
 done
 echo "$smp" >"$root/etc/rtun-smp"

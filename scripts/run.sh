@@ -16,6 +16,11 @@
 # initramfs padding (the guest's memory layout moves instruction counts by
 # up to 1 %, C tun's as much as rust_tun's); each row is the median.
 #
+# The kernel is the default series' test kernel, 7.3 (the one distributions
+# build with Rust); RUST_TUN_KERNEL=6.12 picks 6.12 LTS. C tun is that
+# tree's tun.ko: on 7.3 it is guarded on both paths (both seed patches are
+# upstream there), on 6.12 on the transmit path only.
+#
 # usage: scripts/run.sh [COUNT]   (packets per row and boot, default 200000)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -37,7 +42,7 @@ for boot in $(seq $boots); do
 	grep '^BENCH xmit ' "$logs/$boot.log" >>"$logs/bench"
 done
 
-echo "== rust_tun and C tun: pktgen (xmit_mode start_xmit, 64-byte UDP, $count packets) into a single-queue TAP, a reader on CPU 1 =="
+echo "== Linux $RT_SERIES: rust_tun and C tun (tun.ko of the same tree): pktgen (xmit_mode start_xmit, 64-byte UDP, $count packets) into a single-queue TAP, a reader on CPU 1 =="
 echo "These are guest instructions, not host time: QEMU -icount shift=0 makes a guest nanosecond one instruction,"
 echo "so pps = 1e9 / instructions per packet (both vCPUs: pktgen's transmit and the reader's read), the same on any"
 echo "host. Median of $boots boots. The full benchmarks (write path, RFS record step, GSO, memory): scripts/bench.sh,"
