@@ -10,13 +10,11 @@ use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue};
 use crate::sys::{
     self, errno, poll, rcu, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource, NapiFrags,
     NapiFragsLocked, NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff,
-    SkbRing, Sock,
-    VnetHdr, WaitQueue, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
+    SkbRing, Sock, VnetHdr, WaitQueue, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
 };
 use crate::{
     bindings, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_BACKPRESSURE, IFF_NO_PI, IFF_VNET_HDR,
-    MAX_MTU,
-    TUN_PROTO,
+    MAX_MTU, TUN_PROTO,
 };
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 use kernel::c_str;

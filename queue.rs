@@ -7,7 +7,9 @@
 //! (`tun_device_event`).
 
 use crate::napi::{tun_napi_del, tun_napi_disable, tun_napi_enable, tun_napi_init};
-use crate::sys::{self, compat, poll, DevEvent, LinkOps, NetdevEvents, RingSlots, Rtnl, UnpublishedBatch};
+use crate::sys::{
+    self, compat, poll, DevEvent, LinkOps, NetdevEvents, RingSlots, Rtnl, UnpublishedBatch,
+};
 use crate::{
     link_ops, Tun, TunDev, TunFile, DEBUGFS_ROOT, DEV_FLOWS_FOPS, DEV_STATS_FOPS, IFF_MULTI_QUEUE,
     IFF_NAPI, IFF_NAPI_FRAGS, IFF_PERSIST, MAX_TAP_QUEUES,
