@@ -78,6 +78,17 @@ typedef struct rcu_gp_seq rtun_rcu_gp_state;
 typedef struct rcu_gp_oldstate rtun_rcu_gp_state;
 #endif
 
+/*
+ * TUNSETIFF's IFF_BACKPRESSURE (7.3's uapi; 6.12's tun.c has no such flag and
+ * ignores the bit): 0 where the kernel lacks it, so that ORing it into
+ * TUN_FEATURES and testing it change nothing there.
+ */
+#ifdef IFF_BACKPRESSURE
+const unsigned int RTUN_IFF_BACKPRESSURE = IFF_BACKPRESSURE;
+#else
+const unsigned int RTUN_IFF_BACKPRESSURE = 0;
+#endif
+
 /* Constants bindgen cannot evaluate from function-like macros. */
 const __poll_t RTUN_EPOLLIN = EPOLLIN;
 const __poll_t RTUN_EPOLLRDNORM = EPOLLRDNORM;

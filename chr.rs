@@ -9,12 +9,12 @@ use crate::ioctl::{self, TUN_PI_LEN};
 use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue};
 use crate::sys::{
     self, errno, poll, rcu, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource, NapiFrags,
-    NapiFragsLocked, NetNs, PollTable, RcuDev, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock,
-    VnetHdr, WaitQueue, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
+    NapiFragsLocked, NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff,
+    SkbRing, Sock, VnetHdr, WaitQueue, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
 };
 use crate::{
-    bindings, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
-    TUN_PROTO,
+    bindings, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_BACKPRESSURE, IFF_NO_PI, IFF_VNET_HDR,
+    MAX_MTU, TUN_PROTO,
 };
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 use kernel::c_str;
@@ -140,16 +140,61 @@ fn tun_chr_close(tfile: Arc<TunFile>) {
     queue::tun_detach(&tfile, true);
 }
 
+/// 7.3's `__tun_wake_queue()`, with the consumer lock held (`ring`): with
+/// `IFF_BACKPRESSURE`, wakes the queue the producer stopped on a full ring
+/// once the reader has taken `size / 2` packets since, or emptied it --
+/// unless the device is going down (a stop from `tun_net_close()` is not
+/// backpressure) or the file no longer owns the queue's slot.
+fn __tun_wake_queue(dev: &TunDev, tfile: &TunFile, ring: &mut RingConsumer<'_>, consumed: u32) {
+    let tun = dev.priv_();
+    let queue_index = tfile.queue_index.load(Ordering::Relaxed);
+    if tun.flags() & IFF_BACKPRESSURE == 0 {
+        return;
+    }
+    // A stop from `tun_net_close()` is not backpressure, leave it alone.
+    if !dev.is_running() {
+        return;
+    }
+    // Only the current owner of the slot may wake its subqueue.
+    let owner = tun.tfiles.get(usize::from(queue_index));
+    if !owner.is_some_and(|slot| slot.is(tfile)) {
+        return;
+    }
+    let Some(txq) = dev.tx_queue(queue_index) else {
+        return;
+    };
+    // Paired with `smp_mb__after_atomic()` in `tun_net_xmit()`.
+    sys::smp_mb();
+    if txq.is_stopped() {
+        *ring.cons_cnt() += consumed;
+        if *ring.cons_cnt() as usize >= ring.size() / 2 || ring.is_empty() {
+            txq.wake();
+            *ring.cons_cnt() = 0;
+        }
+    }
+}
+
+/// 7.3's `tun_ring_consume()`: `ptr_ring_consume()`, and with a packet
+/// taken, `__tun_wake_queue()` under the same consumer lock.
+fn tun_ring_consume(dev: &TunDev, tfile: &TunFile) -> Option<SkBuff> {
+    let mut ring = tfile.ring.lock_consumer();
+    let skb = ring.consume();
+    if skb.is_some() {
+        __tun_wake_queue(dev, tfile, &mut ring, 1);
+    }
+    skb
+}
+
 /// `tun_ring_recv()`: the next packet, waiting for one unless `noblock`.
-fn tun_ring_recv(tfile: &TunFile, noblock: bool) -> Result<SkBuff> {
-    if let Some(skb) = tfile.ring.consume() {
+fn tun_ring_recv(dev: &TunDev, tfile: &TunFile, noblock: bool) -> Result<SkBuff> {
+    if let Some(skb) = tun_ring_consume(dev, tfile) {
         return Ok(skb);
     }
     if noblock {
         return Err(EAGAIN);
     }
     tfile.wq.wait_interruptible(|| {
-        if let Some(skb) = tfile.ring.consume() {
+        if let Some(skb) = tun_ring_consume(dev, tfile) {
             return Some(Ok(skb));
         }
         if tfile.shutdown.load(Ordering::Relaxed) {
@@ -235,7 +280,7 @@ fn tun_chr_read_iter(tfile: &TunFile, to: &mut IovIterDest<'_>, noblock: bool) -
     if len == 0 {
         return Ok(0);
     }
-    let skb = tun_ring_recv(tfile, noblock)?;
+    let skb = tun_ring_recv(&dev, tfile, noblock)?;
     let ret = tun_put_user(&dev, skb, to)?;
     Ok(ret.min(len))
 }

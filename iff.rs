@@ -7,8 +7,8 @@
 
 use crate::ioctl::{IFNAMSIZ, IFREQ_LEN};
 use crate::link::{link_ops, TunDriver, TUN_ATTR_GROUP};
-use crate::queue::{__tun_detach, tun_attach};
-use crate::sys::{self, NameAssign, NetDeviceBuilder, Rtnl};
+use crate::queue::{__tun_detach, tun_attach, tun_force_wake_queue};
+use crate::sys::{self, compat, NameAssign, NetDeviceBuilder, Rtnl};
 use crate::{
     bindings, dropin, DevKind, Tun, TunDev, TunFile, IFF_ATTACH_QUEUE, IFF_DETACH_QUEUE,
     IFF_MULTI_QUEUE, IFF_NAPI, IFF_NAPI_FRAGS, IFF_NOFILTER, IFF_NO_CARRIER, IFF_PERSIST, IFF_TAP,
@@ -189,8 +189,17 @@ pub(crate) fn tun_set_iff<'g>(
     } else {
         dev.carrier_on();
     }
-    // Make sure persistent devices do not get stuck in xoff state.
-    if dev.is_running() {
+    // Make sure persistent devices do not get stuck in xoff state (7.3:
+    // queue by queue, under the ring locks, `tun_force_wake_queue()`).
+    if compat::HAS_BACKPRESSURE {
+        let tun = dev.priv_();
+        let n = tun.numqueues() as usize;
+        for slot in &tun.tfiles[..n] {
+            if let Some(ntfile) = slot.get_rtnl(rtnl) {
+                tun_force_wake_queue(dev, ntfile);
+            }
+        }
+    } else if dev.is_running() {
         dev.tx_wake_all_queues();
     }
     ifr.set_name(&dev.name());

@@ -7,7 +7,9 @@
 //! (`tun_device_event`).
 
 use crate::napi::{tun_napi_del, tun_napi_disable, tun_napi_enable, tun_napi_init};
-use crate::sys::{self, poll, DevEvent, LinkOps, NetdevEvents, RingSlots, Rtnl, UnpublishedBatch};
+use crate::sys::{
+    self, compat, poll, DevEvent, LinkOps, NetdevEvents, RingSlots, Rtnl, UnpublishedBatch,
+};
 use crate::{
     link_ops, Tun, TunDev, TunFile, DEBUGFS_ROOT, DEV_FLOWS_FOPS, DEV_STATS_FOPS, IFF_MULTI_QUEUE,
     IFF_NAPI, IFF_NAPI_FRAGS, IFF_PERSIST, MAX_TAP_QUEUES,
@@ -86,6 +88,20 @@ fn tun_disable_queue(tun: &Tun, tfile: Arc<TunFile>, rtnl: &mut Rtnl<'_>) {
     tun.numdisabled.fetch_add(1, Ordering::Relaxed);
 }
 
+/// 7.3's `tun_force_wake_queue()`: wakes `tfile`'s queue if the device is
+/// running, whatever stopped it, and forgets the reads counted since
+/// (`cons_cnt`). Both ring locks are held so that the producer cannot stop
+/// the queue meanwhile; and the running test is made under the locks that
+/// `tun_net_close()` takes, so this cannot undo its stop (`tun_net_open()`
+/// wakes the queues of a device that comes back up).
+pub(crate) fn tun_force_wake_queue(dev: &TunDev, tfile: &TunFile) {
+    let mut ring = tfile.ring.lock_both();
+    *ring.consumer.cons_cnt() = 0;
+    if dev.is_running() {
+        dev.wake_subqueue(tfile.queue_index.load(Ordering::Relaxed));
+    }
+}
+
 /// `tun_attach()`: makes `tfile` queue `numqueues` of `dev`; unless
 /// `skip_filter` (`IFF_NOFILTER`), the file gets the device's filter; with
 /// `IFF_NAPI` in `napi_flags` a file attached for the first time gets a NAPI
@@ -132,8 +148,16 @@ pub(crate) fn tun_attach<'g>(
 
     // As tun.c 6.12, the file keeps its own send buffer: only
     // `TUNSETSNDBUF` hands the device's down, to the files attached then.
-    tfile.queue_index.store(n as u16, Ordering::Relaxed);
+    // (7.3: under the consumer lock, which `__tun_wake_queue()` reads it
+    // under.)
+    {
+        let _ring = tfile.ring.lock_consumer();
+        tfile.queue_index.store(n as u16, Ordering::Relaxed);
+    }
     tfile.shutdown.store(false, Ordering::Relaxed);
+    if compat::HAS_BACKPRESSURE {
+        tun_force_wake_queue(dev, &tfile);
+    }
     // Slot `n` is empty: nothing is unpublished, no grace period.
     drop(tun.tfiles[n].replace(Some(tfile.into()), rtnl));
     if detached {
@@ -168,13 +192,22 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
         let tun = dev.priv_();
         let index = tfile.queue_index.load(Ordering::Relaxed) as usize;
         let last = tun.numqueues() as usize - 1;
-        // Move the last queue into our slot, as tun.c does.
+        // Move the last queue into our slot, as tun.c does; 7.3 moves it
+        // under our consumer lock, then gives the moved file (`ntfile`)
+        // its index under its own, so that `__tun_wake_queue()` on either
+        // side sees slot and index agree.
         let me = if index == last {
+            *tfile.ring.lock_consumer().cons_cnt() = 0;
             tun.tfiles[index].replace(None, rtnl)
         } else {
-            let me = tun.tfiles[index].take_from(&tun.tfiles[last], rtnl);
+            let me = {
+                let _ring = tfile.ring.lock_consumer();
+                tun.tfiles[index].take_from(&tun.tfiles[last], rtnl)
+            };
             if let Some(moved) = tun.tfiles[index].get_rtnl(rtnl) {
+                let mut ring = moved.ring.lock_consumer();
                 moved.queue_index.store(index as u16, Ordering::Relaxed);
+                *ring.cons_cnt() = 0;
             }
             me
         };
@@ -203,6 +236,23 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
         let purged = tfile.ring.purge();
         tun.stats.tx_purged_add(purged);
         tun_napi_purge(tfile);
+        // 7.3: the queue now in our slot may have been stopped for the
+        // ring of the file that had it: wake it if its own ring is empty
+        // (`ntfile`: the moved file, or ours if we were the last).
+        if compat::HAS_BACKPRESSURE {
+            let ntfile = if index == last {
+                Some(tfile)
+            } else {
+                tun.tfiles[index].get_rtnl(rtnl)
+            };
+            if let Some(ntfile) = ntfile {
+                let mut ring = ntfile.ring.lock_both();
+                *ring.consumer.cons_cnt() = 0;
+                if dev.is_running() && ring.consumer.is_empty() {
+                    dev.wake_subqueue(index as u16);
+                }
+            }
+        }
         dev.set_real_num_queues(last as u32, rtnl);
     } else if let (true, Some(dev)) = (clean, detached) {
         tun_enable_queue(dev.priv_(), tfile, rtnl);
@@ -324,6 +374,14 @@ fn tun_queue_resize(dev: &TunDev, rtnl: &Rtnl<'_>) -> Result {
             tun_ring_swap(tun, tfile, slots);
         }
     });
+    // 7.3: a queue stopped on a full ring may have room now.
+    if compat::HAS_BACKPRESSURE {
+        for slot in &tun.tfiles[..n] {
+            if let Some(tfile) = slot.get_rtnl(rtnl) {
+                tun_force_wake_queue(dev, tfile);
+            }
+        }
+    }
     Ok(())
 }
 

@@ -176,7 +176,7 @@ pub(crate) use param::{param_dropin, param_flow_ageing, param_unguarded};
 #[allow(unused_imports)]
 pub(crate) use param::param_numdummies;
 pub(crate) use pcpu::PerCpuCounters;
-pub(crate) use ring::{RingSlots, SkbRing};
+pub(crate) use ring::{RingConsumer, RingSlots, SkbRing};
 pub(crate) use rps::{
     rps_record_sock_flow, rps_sock_flow_entry, GlobalFlowTable, PrivateFlowTable, SockFlowTable,
 };
@@ -189,7 +189,8 @@ pub(crate) use static_key::{
     for_each_jump_site, rfs_needed_count, static_branch_unlikely, SiteInsn, JUMP_LABELS,
 };
 pub(crate) use sync::lock::{
-    cond_resched, new_spinlock_bh, signal_pending, BhDisabled, BhOff, SpinLockBh,
+    cond_resched, new_spinlock_bh, signal_pending, smp_mb, smp_mb__after_atomic, BhDisabled, BhOff,
+    SpinLockBh,
 };
 pub(crate) use sync::publish::{OncePin, RcuArc, Unpublished, UnpublishedBatch};
 pub(crate) use sync::rtnl::{Rtnl, RtnlLocked};

@@ -102,11 +102,20 @@ pub(crate) const IFF_VNET_HDR: u32 = bindings::IFF_VNET_HDR;
 pub(crate) const IFF_NAPI: u32 = bindings::IFF_NAPI;
 pub(crate) const IFF_NAPI_FRAGS: u32 = bindings::IFF_NAPI_FRAGS;
 pub(crate) const IFF_NOFILTER: u32 = bindings::IFF_NOFILTER;
+/// 7.3's `IFF_BACKPRESSURE`; 0 on 6.12, whose tun.c has no such flag
+/// (`bindings_helper.h`): there it is in no mask and every test of it is
+/// false at compile time.
+pub(crate) const IFF_BACKPRESSURE: u32 = bindings::RTUN_IFF_BACKPRESSURE;
 /// `TUN_TYPE_MASK`.
 pub(crate) const TUN_TYPE_MASK: u32 = IFF_TUN | IFF_TAP;
 /// `TUN_FEATURES`: the `TUNSETIFF` flags we implement, tun.c's.
-pub(crate) const TUN_FEATURES: u32 =
-    IFF_NO_PI | IFF_ONE_QUEUE | IFF_VNET_HDR | IFF_MULTI_QUEUE | IFF_NAPI | IFF_NAPI_FRAGS;
+pub(crate) const TUN_FEATURES: u32 = IFF_NO_PI
+    | IFF_ONE_QUEUE
+    | IFF_VNET_HDR
+    | IFF_MULTI_QUEUE
+    | IFF_NAPI
+    | IFF_NAPI_FRAGS
+    | IFF_BACKPRESSURE;
 /// `TUN_USER_FEATURES`: the offloads `TUNSETOFFLOAD` turns on and off.
 pub(crate) const TUN_USER_FEATURES: u64 = bindings::RTUN_NETIF_F_HW_CSUM
     | bindings::RTUN_NETIF_F_TSO_ECN

@@ -8,10 +8,11 @@
 use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
 use crate::sys::{
-    poll, rcu, BhOff, FasyncBand, NetDevOps, Rtnl, SkBuff, Stats64, TunSecurity, TxResult,
+    compat, poll, rcu, smp_mb__after_atomic, BhOff, FasyncBand, NetDevOps, Rtnl, SkBuff, Stats64,
+    TunSecurity, TxResult,
 };
 use crate::txfilter::ETH_ALEN;
-use crate::{ioctl, queue, rps, Tun, TunDev};
+use crate::{ioctl, queue, rps, Tun, TunDev, TunFile, IFF_BACKPRESSURE};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
@@ -46,8 +47,8 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     }
 
     /// `tun_net_close()`.
-    fn stop(dev: &TunDev) {
-        dev.tx_stop_all_queues();
+    fn stop<'g>(dev: &'g TunDev, rtnl: &Rtnl<'g>) {
+        tun_net_close(dev, rtnl);
     }
 
     fn start_xmit(skb: SkBuff, dev: &TunDev, bh: &BhOff) -> TxResult {
@@ -75,6 +76,26 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
         let set = dev.priv_().set_features.load(Ordering::Relaxed);
         (features & set) | (features & !crate::TUN_USER_FEATURES)
     }
+}
+
+/// `tun_net_close()`: stops every queue. On 7.3 first, with
+/// `netif_running()` already false, each queue's two ring locks are taken
+/// (and `cons_cnt` reset) so that no wake site (`tun_net_xmit()`'s
+/// re-check, `__tun_wake_queue()`, `tun_force_wake_queue()`) is between
+/// its running test and its wake: the stop below is the last write to the
+/// queues' `__QUEUE_STATE_DRV_XOFF`.
+fn tun_net_close(dev: &TunDev, rtnl: &Rtnl<'_>) {
+    if compat::HAS_BACKPRESSURE {
+        let tun = dev.priv_();
+        let n = tun.numqueues() as usize;
+        for slot in &tun.tfiles[..n] {
+            if let Some(tfile) = slot.get_rtnl(rtnl) {
+                let mut ring = tfile.ring.lock_both();
+                *ring.consumer.cons_cnt() = 0;
+            }
+        }
+    }
+    dev.tx_stop_all_queues();
 }
 
 /// `tun_automq_select_queue()` (`ndo_select_queue`, multi-queue only: the
@@ -157,7 +178,17 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
     skb.orphan();
     skb.nf_reset_ct();
 
-    if let Err(skb) = tfile.ring.produce(skb, bh) {
+    // Without `IFF_BACKPRESSURE` (always on 6.12, where the flag is 0 and
+    // this test is compiled out) the lock-and-produce of `ptr_ring_produce()`.
+    let ret = if tun.flags() & IFF_BACKPRESSURE == 0 {
+        tfile.ring.produce(skb, bh)
+    } else {
+        tun_ring_produce_backpressure(dev, tfile, txq, skb, bh)
+    };
+    if let Err(skb) = ret {
+        // A rare case with `IFF_BACKPRESSURE` and a qdisc, but it can
+        // happen (`lltx`); the skb was changed above (timestamp, orphan,
+        // filter trim), so it is dropped, not given back (`NETDEV_TX_BUSY`).
         return tun_net_xmit_drop(dev, skb);
     }
     // `dev->lltx`: we update the queue's `trans_start` ourselves.
@@ -168,6 +199,36 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
     }
     tfile.wq.wake_up_poll_if_sleeper(poll::IN);
     TxResult::Ok
+}
+
+/// 7.3's `tun_net_xmit()` with `IFF_BACKPRESSURE`: under the producer
+/// lock, produce, then stop the queue if the ring is now full -- only on a
+/// running device (do not touch the queue state of a device going down)
+/// whose queue has a qdisc to hold what comes next -- and wake it again if
+/// a reader made room meanwhile (`__tun_wake_queue()` may have looked
+/// before the stop).
+#[inline(never)]
+fn tun_ring_produce_backpressure(
+    dev: &TunDev,
+    tfile: &TunFile,
+    txq: u16,
+    skb: SkBuff,
+    bh: &BhOff,
+) -> Result<(), SkBuff> {
+    let Some(queue) = dev.tx_queue(txq) else {
+        return tfile.ring.produce(skb, bh);
+    };
+    let mut ring = tfile.ring.lock_producer(bh);
+    let ret = ring.produce(skb);
+    if dev.is_running() && !queue.has_no_queue(bh) && ring.check_produce() == Err(ENOSPC) {
+        queue.stop();
+        // Paired with `smp_mb()` in `__tun_wake_queue()`.
+        smp_mb__after_atomic();
+        if ring.check_produce().is_ok() {
+            queue.wake();
+        }
+    }
+    ret
 }
 
 /// The drop path of `tun_net_xmit()`: counted, and `skb_tx_error()` tells a

@@ -36,6 +36,7 @@
 #define __rtun_helper
 #endif
 
+#include "barrier.c"
 #include "bitops.c"
 #include "bottom_half.c"
 #include "cred.c"

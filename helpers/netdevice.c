@@ -3,6 +3,7 @@
 #include <linux/netdevice.h>
 #include <linux/notifier.h>
 #include <linux/version.h>
+#include <net/sch_generic.h>
 
 __rtun_helper void rtun_helper_dev_hold(struct net_device *dev)
 {
@@ -58,6 +59,30 @@ __rtun_helper struct netdev_queue *rtun_helper_netdev_get_tx_queue(const struct 
 __rtun_helper void rtun_helper_txq_trans_cond_update(struct netdev_queue *txq)
 {
 	txq_trans_cond_update(txq);
+}
+
+/*
+ * IFF_BACKPRESSURE (7.3's tun_net_xmit(), __tun_wake_queue()); its
+ * netif_tx_wake_queue() is an exported function, bound directly.
+ */
+__rtun_helper void rtun_helper_netif_tx_stop_queue(struct netdev_queue *dev_queue)
+{
+	netif_tx_stop_queue(dev_queue);
+}
+
+__rtun_helper bool rtun_helper_netif_tx_queue_stopped(const struct netdev_queue *dev_queue)
+{
+	return netif_tx_queue_stopped(dev_queue);
+}
+
+__rtun_helper void rtun_helper_netif_wake_subqueue(struct net_device *dev, u16 queue_index)
+{
+	netif_wake_subqueue(dev, queue_index);
+}
+
+__rtun_helper bool rtun_helper_qdisc_txq_has_no_queue(const struct netdev_queue *txq)
+{
+	return qdisc_txq_has_no_queue(txq);
 }
 
 __rtun_helper void rtun_helper_dev_sw_netstats_rx_add(struct net_device *dev, unsigned int len)

@@ -25,6 +25,10 @@
 //!   [`device_attribute_show!`], [`attribute_group_attrs!`];
 //! - `rtnl_link_ops.newlink`'s arguments (7.3: `rtnl_newlink_params`):
 //!   [`define_newlink!`].
+//!
+//! And one of tun.c's, which the driver branches on: [`HAS_BACKPRESSURE`]
+//! (7.3's `IFF_BACKPRESSURE` and the transmit-queue wakes that came with
+//! it).
 
 /// The kernel series this build is for, as `Kbuild` set it.
 #[cfg(rtun_kernel = "6.12")]
@@ -32,6 +36,13 @@ pub(crate) const KERNEL: &str = "6.12";
 /// The kernel series this build is for, as `Kbuild` set it.
 #[cfg(rtun_kernel = "7.3")]
 pub(crate) const KERNEL: &str = "7.3";
+
+/// Whether this kernel's tun.c has `IFF_BACKPRESSURE` (7.3) and with it
+/// `tun_force_wake_queue()` at attach, `TUNSETIFF`, a resize and
+/// `__tun_detach()`, and `tun_net_close()`'s pass over the ring locks.
+/// Taken from the uapi (`RTUN_IFF_BACKPRESSURE` is 0 where the kernel
+/// lacks the flag), so it follows the headers, not a version number.
+pub(crate) const HAS_BACKPRESSURE: bool = crate::bindings::RTUN_IFF_BACKPRESSURE != 0;
 
 use core::alloc::Layout;
 use core::ptr::NonNull;

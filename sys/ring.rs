@@ -11,7 +11,7 @@ use core::cell::UnsafeCell;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
-use kernel::sync::lock::{Backend, Lock};
+use kernel::sync::lock::{Backend, Guard, Lock};
 
 #[path = "ring_logic.rs"]
 mod ring_logic;
@@ -80,6 +80,10 @@ unsafe impl Backend for RawSpinLockBackend {
 /// [`BhOff`], or [`BhDisabled`] from process context); the consumer lock
 /// only in process context, so the reader pays no bottom-half toggling.
 ///
+/// The consumer lock also guards tun.c's `tfile->cons_cnt` (7.3's
+/// `IFF_BACKPRESSURE`: "Protected by tx_ring.consumer_lock"), kept here
+/// beside the consumer index so that the lock owns what it protects.
+///
 /// # Invariants
 ///
 /// The producer index is the producer lock's data, the consumer index the
@@ -90,8 +94,130 @@ pub(crate) struct SkbRing {
     #[pin]
     producer: RawSpinLock<usize>,
     #[pin]
-    consumer: RawSpinLock<usize>,
+    consumer: RawSpinLock<ConsumerState>,
     slots: UnsafeCell<KVVec<AtomicPtr<bindings::sk_buff>>>,
+}
+
+/// What the consumer lock guards.
+struct ConsumerState {
+    /// The consumer index.
+    index: usize,
+    /// tun.c 7.3's `tfile->cons_cnt`: packets consumed since the queue
+    /// was stopped (`__tun_wake_queue()`).
+    cons_cnt: u32,
+}
+
+/// The ring with its consumer lock held (`spin_lock(&r->consumer_lock)`):
+/// `__ptr_ring_consume()`, `__ptr_ring_empty()` and `cons_cnt`.
+pub(crate) struct RingConsumer<'a> {
+    ring: &'a SkbRing,
+    state: Guard<'a, ConsumerState, RawSpinLockBackend>,
+}
+
+impl RingConsumer<'_> {
+    /// `__ptr_ring_consume()`.
+    #[inline]
+    pub(crate) fn consume(&mut self) -> Option<SkBuff> {
+        // SAFETY: The consumer lock is held.
+        let slots = unsafe { self.ring.slots() };
+        let i = self.state.index;
+        let slot = slots.get(i)?;
+        let p = slot.load(Ordering::Acquire);
+        if p.is_null() {
+            return None;
+        }
+        // Emptying the slot hands it back to the producer.
+        slot.store(ptr::null_mut(), Ordering::Release);
+        self.state.index = next(i, slots.len());
+        // SAFETY: The slot owned the skb; it left the ring and is ours.
+        Some(unsafe { SkBuff::from_raw(p) })
+    }
+
+    /// `__ptr_ring_empty()`.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        // SAFETY: The consumer lock is held.
+        let slots = unsafe { self.ring.slots() };
+        match slots.get(self.state.index) {
+            None => true,
+            Some(slot) => slot.load(Ordering::Acquire).is_null(),
+        }
+    }
+
+    /// `r->size`.
+    #[inline]
+    pub(crate) fn size(&self) -> usize {
+        // SAFETY: The consumer lock is held.
+        unsafe { self.ring.slots() }.len()
+    }
+
+    /// tun.c's `tfile->cons_cnt`, which the consumer lock protects.
+    #[inline]
+    pub(crate) fn cons_cnt(&mut self) -> &mut u32 {
+        &mut self.state.cons_cnt
+    }
+}
+
+/// The ring with its producer lock held (`spin_lock(&r->producer_lock)`,
+/// bottom halves off): `__ptr_ring_produce()`, `__ptr_ring_check_produce()`.
+pub(crate) struct RingProducer<'a> {
+    ring: &'a SkbRing,
+    index: Guard<'a, usize, RawSpinLockBackend>,
+}
+
+impl RingProducer<'_> {
+    /// `__ptr_ring_produce()`; gives the packet back when the ring is full.
+    #[inline(always)]
+    pub(crate) fn produce(&mut self, skb: SkBuff) -> core::result::Result<(), SkBuff> {
+        // SAFETY: The producer lock is held.
+        let slots = unsafe { self.ring.slots() };
+        produce_locked(slots, &mut self.index, skb)
+    }
+
+    /// `__ptr_ring_check_produce()`: `Ok` if a produce would succeed now,
+    /// `EINVAL` for a ring of no slots, `ENOSPC` for a full one.
+    #[inline(always)]
+    pub(crate) fn check_produce(&self) -> Result {
+        // SAFETY: The producer lock is held.
+        let slots = unsafe { self.ring.slots() };
+        match slots.get(*self.index) {
+            None => Err(EINVAL),
+            Some(slot) if !slot.load(Ordering::Acquire).is_null() => Err(ENOSPC),
+            Some(_) => Ok(()),
+        }
+    }
+}
+
+/// The ring with both its locks held, consumer then producer, bottom
+/// halves off (tun.c 7.3: `spin_lock_bh(&r->consumer_lock);
+/// spin_lock(&r->producer_lock)`). The fields drop in order: producer,
+/// consumer, then bottom halves back on.
+pub(crate) struct RingLocked<'a> {
+    /// The producer side, held (nothing of tun.c's reads it under both).
+    _producer: RingProducer<'a>,
+    /// The consumer side.
+    pub(crate) consumer: RingConsumer<'a>,
+    _bh: BhDisabled,
+}
+
+/// `__ptr_ring_produce()` on `slots`, whose producer index is `producer`
+/// (the caller holds the producer lock).
+#[inline(always)]
+fn produce_locked(
+    slots: &[AtomicPtr<bindings::sk_buff>],
+    producer: &mut usize,
+    skb: SkBuff,
+) -> core::result::Result<(), SkBuff> {
+    let i = *producer;
+    match slots.get(i) {
+        Some(slot) if slot.load(Ordering::Acquire).is_null() => {
+            // INVARIANT: The slot now owns the skb.
+            slot.store(skb.into_raw(), Ordering::Release);
+            *producer = next(i, slots.len());
+            Ok(())
+        }
+        _ => Err(skb),
+    }
 }
 
 // SAFETY: Every field is accessed under the lock the invariants name, and
@@ -132,7 +258,11 @@ impl SkbRing {
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
             producer <- Lock::new(0, kernel::c_str!("SkbRing::producer"), kernel::static_lock_class!()),
-            consumer <- Lock::new(0, kernel::c_str!("SkbRing::consumer"), kernel::static_lock_class!()),
+            consumer <- Lock::new(
+                ConsumerState { index: 0, cons_cnt: 0 },
+                kernel::c_str!("SkbRing::consumer"),
+                kernel::static_lock_class!()
+            ),
             slots: UnsafeCell::new(KVVec::new()),
         })
     }
@@ -155,46 +285,53 @@ impl SkbRing {
         let mut producer = self.producer.lock();
         // SAFETY: The producer lock is held.
         let slots = unsafe { self.slots() };
-        let i = *producer;
-        match slots.get(i) {
-            Some(slot) if slot.load(Ordering::Acquire).is_null() => {
-                // INVARIANT: The slot now owns the skb.
-                slot.store(skb.into_raw(), Ordering::Release);
-                *producer = next(i, slots.len());
-                Ok(())
-            }
-            _ => Err(skb),
+        produce_locked(slots, &mut producer, skb)
+    }
+
+    /// Takes the producer lock (`spin_lock(&r->producer_lock)`) from a
+    /// context with bottom halves off.
+    #[inline(always)]
+    pub(crate) fn lock_producer(&self, _bh: &BhOff) -> RingProducer<'_> {
+        RingProducer {
+            ring: self,
+            index: self.producer.lock(),
+        }
+    }
+
+    /// Takes the consumer lock (`spin_lock(&r->consumer_lock)`), from
+    /// process context.
+    #[inline(always)]
+    pub(crate) fn lock_consumer(&self) -> RingConsumer<'_> {
+        RingConsumer {
+            ring: self,
+            state: self.consumer.lock(),
+        }
+    }
+
+    /// Takes both locks, consumer then producer, with bottom halves off.
+    pub(crate) fn lock_both(&self) -> RingLocked<'_> {
+        let bh = BhDisabled::new();
+        let consumer = self.lock_consumer();
+        let producer = RingProducer {
+            ring: self,
+            index: self.producer.lock(),
+        };
+        RingLocked {
+            _producer: producer,
+            consumer,
+            _bh: bh,
         }
     }
 
     /// `ptr_ring_consume()`, from process context.
     #[inline]
     pub(crate) fn consume(&self) -> Option<SkBuff> {
-        let mut consumer = self.consumer.lock();
-        // SAFETY: The consumer lock is held.
-        let slots = unsafe { self.slots() };
-        let i = *consumer;
-        let slot = slots.get(i)?;
-        let p = slot.load(Ordering::Acquire);
-        if p.is_null() {
-            return None;
-        }
-        // Emptying the slot hands it back to the producer.
-        slot.store(ptr::null_mut(), Ordering::Release);
-        *consumer = next(i, slots.len());
-        // SAFETY: The slot owned the skb; it left the ring and is ours.
-        Some(unsafe { SkBuff::from_raw(p) })
+        self.lock_consumer().consume()
     }
 
     /// `ptr_ring_empty()`.
     pub(crate) fn is_empty(&self) -> bool {
-        let consumer = self.consumer.lock();
-        // SAFETY: The consumer lock is held.
-        let slots = unsafe { self.slots() };
-        match slots.get(*consumer) {
-            None => true,
-            Some(slot) => slot.load(Ordering::Acquire).is_null(),
-        }
+        self.lock_consumer().is_empty()
     }
 
     /// Drops every queued packet (`tun_queue_purge()`); returns how many.
@@ -220,7 +357,7 @@ impl SkbRing {
             // SAFETY: Both locks are held: the slots are ours to replace.
             let old = unsafe { &mut *self.slots.get() };
             let mut kept = 0;
-            for i in walk(*consumer, old.len()) {
+            for i in walk(consumer.index, old.len()) {
                 let p = old[i].swap(ptr::null_mut(), Ordering::Relaxed);
                 if p.is_null() {
                     continue;
@@ -234,7 +371,7 @@ impl SkbRing {
                     None => old[i].store(p, Ordering::Relaxed),
                 }
             }
-            *consumer = 0;
+            consumer.index = 0;
             *producer = producer_after_resize(kept, new.len());
             core::mem::swap(old, &mut new);
             new

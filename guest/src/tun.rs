@@ -21,6 +21,14 @@ pub const IFF_DETACH_QUEUE: u16 = 0x0400;
 pub const IFF_VNET_HDR: u16 = 0x4000;
 pub const IFF_NAPI: u16 = 0x0010;
 pub const IFF_NAPI_FRAGS: u16 = 0x0020;
+/// 7.3's `IFF_BACKPRESSURE` (6.12's tun.c ignores the bit).
+pub const IFF_BACKPRESSURE: u16 = 0x0080;
+
+/// Whether the running kernel's tun.c has `IFF_BACKPRESSURE`: 7.3, as
+/// `run-guest.sh` wrote the kernel series to `/etc/rtun-kernel`.
+pub fn kernel_has_backpressure() -> bool {
+    std::fs::read_to_string("/etc/rtun-kernel").is_ok_and(|k| k.trim() == "7.3")
+}
 pub const TUN_PKT_STRIP: u16 = 0x0001;
 
 const fn ioc(dir: u64, nr: u64, size: u64) -> u64 {

@@ -10,7 +10,7 @@ use super::ops::Stats64;
 use crate::bindings;
 use crate::sys::rcu;
 use crate::sys::sock::open_netns;
-use crate::sys::sync::lock::synchronize_net;
+use crate::sys::sync::lock::{synchronize_net, BhOff};
 use crate::sys::sync::rtnl::Rtnl;
 use core::ffi::{c_uint, c_void};
 use core::marker::PhantomData;
@@ -38,6 +38,47 @@ pub(crate) struct NetDevice<P>(Opaque<bindings::net_device>, PhantomData<P>);
 unsafe impl<P: Sync> Sync for NetDevice<P> {}
 // SAFETY: As above.
 unsafe impl<P: Sync> Send for NetDevice<P> {}
+
+/// One transmit queue of a device (`struct netdev_queue`).
+///
+/// # Invariants
+///
+/// The pointer is a queue of a device that is alive for `'a`.
+pub(crate) struct TxQueue<'a>(NonNull<bindings::netdev_queue>, PhantomData<&'a ()>);
+
+impl TxQueue<'_> {
+    /// `netif_tx_stop_queue()`.
+    #[inline(always)]
+    pub(crate) fn stop(&self) {
+        // SAFETY: A live queue (type invariants).
+        unsafe { bindings::netif_tx_stop_queue(self.0.as_ptr()) }
+    }
+
+    /// `netif_tx_wake_queue()`.
+    #[inline(always)]
+    pub(crate) fn wake(&self) {
+        // SAFETY: A live queue (type invariants).
+        unsafe { bindings::netif_tx_wake_queue(self.0.as_ptr()) }
+    }
+
+    /// `netif_tx_queue_stopped()`.
+    #[inline(always)]
+    pub(crate) fn is_stopped(&self) -> bool {
+        // SAFETY: A live queue (type invariants).
+        unsafe { bindings::netif_tx_queue_stopped(self.0.as_ptr()) }
+    }
+
+    /// `qdisc_txq_has_no_queue()`: the queue's qdisc has no queue
+    /// (`noqueue`). From `ndo_start_xmit` only (`_bh`), where the core has
+    /// given every queue a qdisc (`dev_init_scheduler()` at registration:
+    /// `noop` at least), which the helper dereferences.
+    #[inline(always)]
+    pub(crate) fn has_no_queue(&self, _bh: &BhOff) -> bool {
+        // SAFETY: A live queue of a registered device, whose `qdisc` is
+        // never null (see above).
+        unsafe { bindings::qdisc_txq_has_no_queue(self.0.as_ptr()) }
+    }
+}
 
 /// Net device flags read by drivers.
 pub(crate) const IFF_UP: u32 = bindings::RTUN_IFF_UP;
@@ -354,6 +395,32 @@ impl<P> NetDevice<P> {
                 self.as_ptr(),
                 c_uint::from(txq),
             ))
+        }
+    }
+
+    /// `netdev_get_tx_queue()`: transmit queue `index`, if the device has
+    /// it (`index < dev->num_tx_queues`, fixed at allocation).
+    #[inline(always)]
+    pub(crate) fn tx_queue(&self, index: u16) -> Option<TxQueue<'_>> {
+        // SAFETY: A live device; `num_tx_queues` does not change after
+        // allocation.
+        let n = unsafe { (*self.as_ptr()).num_tx_queues };
+        if u32::from(index) >= n {
+            return None;
+        }
+        // SAFETY: A live device and one of its queues, which live as long
+        // as it does.
+        let q = unsafe { bindings::netdev_get_tx_queue(self.as_ptr(), c_uint::from(index)) };
+        // INVARIANT: The queue lives as long as the device, borrowed here.
+        NonNull::new(q).map(|q| TxQueue(q, PhantomData))
+    }
+
+    /// `netif_wake_subqueue()`: wakes transmit queue `index` (nothing if
+    /// the device has no such queue).
+    pub(crate) fn wake_subqueue(&self, index: u16) {
+        if self.tx_queue(index).is_some() {
+            // SAFETY: A live device and, as checked, one of its queues.
+            unsafe { bindings::netif_wake_subqueue(self.as_ptr(), index) }
         }
     }
 

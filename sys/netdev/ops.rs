@@ -75,8 +75,9 @@ pub(crate) trait NetDevOps: 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
-    /// `ndo_stop`, under rtnl.
-    fn stop(_dev: &NetDevice<Self::Priv>) {
+    /// `ndo_stop`, under rtnl (the token is shared: the driver may read
+    /// what rtnl guards, not change it).
+    fn stop<'g>(_dev: &'g NetDevice<Self::Priv>, _rtnl: &Rtnl<'g>) {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -249,8 +250,11 @@ impl<T: NetDevOps> Adapter<T> {
     ///
     /// Called by the core, under rtnl, on a registered device of `T`'s.
     unsafe extern "C" fn stop(dev: *mut bindings::net_device) -> c_int {
-        // SAFETY: A registered device of `T`'s.
-        T::stop(unsafe { NetDevice::from_raw(dev) });
+        // SAFETY: A registered device of `T`'s. The core calls `ndo_stop`
+        // under rtnl (`dev_close()` and its kin), entered from user space or
+        // from one of this module's `&mut Rtnl` methods (`unregister`), as
+        // `assume_held` requires; the driver gets the token shared only.
+        unsafe { Rtnl::assume_held(|rtnl| T::stop(NetDevice::from_raw(dev), rtnl)) };
         0
     }
 

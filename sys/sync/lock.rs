@@ -2,7 +2,8 @@
 
 //! Locks and bottom halves: [`SpinLockBh`] (a `kernel::sync::Lock` over
 //! `spin_lock_bh()`), the bottom-half tokens [`BhOff`] and [`BhDisabled`],
-//! `cond_resched()`, `signal_pending()`, `synchronize_net()`.
+//! `cond_resched()`, `signal_pending()`, `synchronize_net()`, the memory
+//! barriers `smp_mb()` and `smp_mb__after_atomic()`.
 
 use crate::bindings;
 use core::marker::PhantomData;
@@ -103,6 +104,23 @@ impl Drop for BhDisabled {
         // SAFETY: Balances `new`.
         unsafe { bindings::local_bh_enable() };
     }
+}
+
+/// `smp_mb()`: a full memory barrier.
+#[inline(always)]
+pub(crate) fn smp_mb() {
+    // SAFETY: No precondition.
+    unsafe { bindings::smp_mb() };
+}
+
+/// `smp_mb__after_atomic()`: orders the atomic bit operation before it
+/// (e.g. `netif_tx_stop_queue()`'s `set_bit()`) with what follows.
+// C's name, as everywhere in this crate.
+#[allow(non_snake_case)]
+#[inline(always)]
+pub(crate) fn smp_mb__after_atomic() {
+    // SAFETY: No precondition.
+    unsafe { bindings::smp_mb__after_atomic() };
 }
 
 /// `cond_resched()`: lets the scheduler run something else (process

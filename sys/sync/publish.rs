@@ -126,6 +126,13 @@ impl<T> RcuArc<T> {
         unsafe { p.as_ref() }
     }
 
+    /// `rcu_access_pointer(slot) == obj`: whether the slot holds `obj` now
+    /// (no dereference, so no read-side section or rtnl is needed).
+    #[inline(always)]
+    pub(crate) fn is(&self, obj: &T) -> bool {
+        ptr::eq(self.ptr.load(Ordering::Relaxed).cast_const(), obj)
+    }
+
     /// `rtnl_dereference()`: the object, while the borrowed token holds rtnl.
     pub(crate) fn get_rtnl<'a>(&'a self, _rtnl: &'a Rtnl<'_>) -> Option<&'a T> {
         let p = self.ptr.load(Ordering::Acquire);
