@@ -25,6 +25,11 @@ APT_PKGS=(
 	# 32-bit static compat-ioctl client (gcc -m32 -static) and the kernel's
 	# tun selftest (gcc -static).
 	iproute2 socat openvpn wireguard-go wireguard-tools strace gcc gcc-multilib
+	# 7.3's tun selftest needs YNL (tools/net/ynl): its C code generator
+	# (ynl_gen_c.py) runs on the distribution's python3 with PyYAML and
+	# jsonschema (it validates each spec); build-clients.sh calls
+	# /usr/bin/python3, not whatever python3 comes first in PATH.
+	python3 python3-yaml python3-jsonschema
 )
 
 log() { printf '[install-toolchain] %s\n' "$*"; }
