@@ -13,8 +13,8 @@ use crate::sys::{
     SkbRing, Sock, VnetHdr, WaitQueue, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
 };
 use crate::{
-    bindings, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_BACKPRESSURE, IFF_NO_PI, IFF_VNET_HDR,
-    MAX_MTU, TUN_PROTO,
+    bindings, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
+    TUN_PROTO,
 };
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 use kernel::c_str;
@@ -148,7 +148,7 @@ fn tun_chr_close(tfile: Arc<TunFile>) {
 fn __tun_wake_queue(dev: &TunDev, tfile: &TunFile, ring: &mut RingConsumer<'_>, consumed: u32) {
     let tun = dev.priv_();
     let queue_index = tfile.queue_index.load(Ordering::Relaxed);
-    if tun.flags() & IFF_BACKPRESSURE == 0 {
+    if !crate::tun_backpressure(tun.flags()) {
         return;
     }
     // A stop from `tun_net_close()` is not backpressure, leave it alone.

@@ -106,6 +106,14 @@ pub(crate) const IFF_NOFILTER: u32 = bindings::IFF_NOFILTER;
 /// (`bindings_helper.h`): there it is in no mask and every test of it is
 /// false at compile time.
 pub(crate) const IFF_BACKPRESSURE: u32 = bindings::RTUN_IFF_BACKPRESSURE;
+
+/// Whether `flags` ask for `IFF_BACKPRESSURE` (always false on 6.12, where
+/// the flag is 0 and the test compiles away).
+#[allow(clippy::bad_bit_mask)] // IFF_BACKPRESSURE is 0 on 6.12.
+#[inline(always)]
+pub(crate) const fn tun_backpressure(flags: u32) -> bool {
+    flags & IFF_BACKPRESSURE != 0
+}
 /// `TUN_TYPE_MASK`.
 pub(crate) const TUN_TYPE_MASK: u32 = IFF_TUN | IFF_TAP;
 /// `TUN_FEATURES`: the `TUNSETIFF` flags we implement, tun.c's.

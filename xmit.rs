@@ -12,7 +12,7 @@ use crate::sys::{
     TunSecurity, TxResult,
 };
 use crate::txfilter::ETH_ALEN;
-use crate::{ioctl, queue, rps, Tun, TunDev, TunFile, IFF_BACKPRESSURE};
+use crate::{ioctl, queue, rps, Tun, TunDev, TunFile};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
@@ -180,7 +180,7 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
 
     // Without `IFF_BACKPRESSURE` (always on 6.12, where the flag is 0 and
     // this test is compiled out) the lock-and-produce of `ptr_ring_produce()`.
-    let ret = if tun.flags() & IFF_BACKPRESSURE == 0 {
+    let ret = if !crate::tun_backpressure(tun.flags()) {
         tfile.ring.produce(skb, bh)
     } else {
         tun_ring_produce_backpressure(dev, tfile, txq, skb, bh)
