@@ -390,11 +390,16 @@ fn tun_get_user(
             .map_err(|e| if e == EAGAIN { e } else { drop(e) })?;
         Pkt::Skb(skb.copy_from_iter(from).map_err(drop)?)
     };
-    // The device and the network header first, then the vnet header's
-    // step, then `eth_type_trans()`: 7.3's order (its
-    // `virtio_net_hdr_to_skb()` reads `skb->dev` and the network header
-    // for GSO without NEEDS_CSUM), right on 6.12 too, which did the vnet
-    // step first.
+    // Checksum offload and GSO as the writer describes them, checked as
+    // the kernel checks them; a bad header is a frame error (not a drop,
+    // and never a WARN). On 7.3 after the device and the network header
+    // are set, as 7.3's tun.c (its `virtio_net_hdr_to_skb()` reads them);
+    // on 6.12 before, as 6.12's (`compat::VNET_AFTER_NETWORK_HEADER`).
+    let vnet = flags & IFF_VNET_HDR != 0;
+    if vnet && !sys::compat::VNET_AFTER_NETWORK_HEADER && skb.vnet_hdr_to_skb(&gso).is_err() {
+        tun.stats.rx_frame_errors_inc();
+        return Err(EINVAL);
+    }
     skb.set_dev(dev);
     match kind {
         DevKind::Tun => {
@@ -412,15 +417,12 @@ fn tun_get_user(
             skb.set_l3(proto);
         }
         DevKind::Tap => {
-            if !skb.set_l2_network_header() {
+            if sys::compat::VNET_AFTER_NETWORK_HEADER && !skb.set_l2_network_header() {
                 return Err(drop(ENOMEM));
             }
         }
     }
-    // Checksum offload and GSO as the writer describes them, checked as
-    // the kernel checks them; a bad header is a frame error (not a drop,
-    // and never a WARN).
-    if flags & IFF_VNET_HDR != 0 && skb.vnet_hdr_to_skb(&gso).is_err() {
+    if vnet && sys::compat::VNET_AFTER_NETWORK_HEADER && skb.vnet_hdr_to_skb(&gso).is_err() {
         tun.stats.rx_frame_errors_inc();
         return Err(EINVAL);
     }

@@ -30,6 +30,14 @@
 //! (7.3's `IFF_BACKPRESSURE` and the transmit-queue wakes that came with
 //! it).
 
+/// Whether `tun_get_user()` sets `skb->dev` and the network header before
+/// the vnet header's step (7.3: its `virtio_net_hdr_to_skb()` reads both
+/// for GSO without NEEDS_CSUM), or after it (6.12: there the step, seeing
+/// a network header, would also dissect the protocol, which 6.12's tun.c
+/// never lets it do; `fuzz_vs_tun` found writes that 6.12's tun accepts
+/// and the 7.3 order refuses).
+pub(crate) const VNET_AFTER_NETWORK_HEADER: bool = cfg!(rtun_kernel = "7.3");
+
 /// The kernel series this build is for, as `Kbuild` set it.
 #[cfg(rtun_kernel = "6.12")]
 pub(crate) const KERNEL: &str = "6.12";
