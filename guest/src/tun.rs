@@ -27,6 +27,12 @@ pub const IFF_BACKPRESSURE: u16 = 0x0080;
 /// Whether the running kernel's tun.c has `IFF_BACKPRESSURE`: 7.3, as
 /// `run-guest.sh` wrote the kernel series to `/etc/rtun-kernel`.
 pub fn kernel_has_backpressure() -> bool {
+    kernel_is_7_3()
+}
+
+/// Whether the guest runs the 7.3 kernel (`run-guest.sh` wrote the series
+/// to `/etc/rtun-kernel`); 6.12 otherwise.
+pub fn kernel_is_7_3() -> bool {
     std::fs::read_to_string("/etc/rtun-kernel").is_ok_and(|k| k.trim() == "7.3")
 }
 pub const TUN_PKT_STRIP: u16 = 0x0001;
