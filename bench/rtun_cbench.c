@@ -17,6 +17,9 @@
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/version.h>
+#include <linux/log2.h>
 #include <net/rps.h>
 #include <asm/msr.h>
 
@@ -59,9 +62,15 @@ static noinline u64 name(u32 h, int *err)			\
 
 /*
  * The benchmark's twin of net_hotdata.rps_sock_flow_table; one reader of
- * micro_bench at a time sets it up, uses it and frees it.
+ * micro_bench at a time sets it up, uses it and frees it. 6.12: a pointer
+ * to { mask; ents[] }; 7.3: an rps_tag_ptr (the address of the entries
+ * with ilog2 of their number in the low bits), as the global one of each.
  */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+static rps_tag_ptr bench_table;
+#else
 static struct rps_sock_flow_table __rcu *bench_table;
+#endif
 static DEFINE_MUTEX(bench_lock);
 
 /*
@@ -70,6 +79,17 @@ static DEFINE_MUTEX(bench_lock);
  */
 static __always_inline void bench_record_flow_hash(u32 hash)
 {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+	rps_tag_ptr tag_ptr;
+
+	if (!hash)
+		return;
+	rcu_read_lock();
+	tag_ptr = READ_ONCE(bench_table);
+	if (tag_ptr)
+		rps_record_sock_flow(tag_ptr, hash);
+	rcu_read_unlock();
+#else
 	struct rps_sock_flow_table *table;
 
 	if (!hash)
@@ -79,6 +99,7 @@ static __always_inline void bench_record_flow_hash(u32 hash)
 	if (table)
 		rps_record_sock_flow(table, hash);
 	rcu_read_unlock();
+#endif
 }
 
 /* The floor: the loop and nothing else. */
@@ -90,6 +111,39 @@ DEFINE_BENCH(bench_guarded,
 	     if (static_branch_unlikely(&rfs_needed))
 		     bench_record_flow_hash(h))
 
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+/*
+ * bench_table as the global table is now: none, or as many entries, made
+ * as 7.3's rps_sock_flow_sysctl() makes it (vmalloc'ed, so page-aligned:
+ * room for the tag).
+ */
+static int bench_table_like_global(void)
+{
+	rps_tag_ptr global = READ_ONCE(net_hotdata.rps_sock_flow_table);
+	struct rps_sock_flow_table *t;
+	u32 entries;
+
+	if (!global) {
+		WRITE_ONCE(bench_table, 0);
+		return 0;
+	}
+	entries = rps_tag_to_mask(global) + 1;
+	t = vzalloc(entries * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	WRITE_ONCE(bench_table, (rps_tag_ptr)t | ilog2(entries));
+	return 0;
+}
+
+static void bench_table_free(void)
+{
+	rps_tag_ptr t = bench_table;
+
+	WRITE_ONCE(bench_table, 0);
+	if (t)
+		vfree(rps_tag_to_table(t));
+}
+#else
 /* bench_table as the global table is now: none, or as many entries. */
 static int bench_table_like_global(void)
 {
@@ -121,6 +175,7 @@ static void bench_table_free(void)
 	RCU_INIT_POINTER(bench_table, NULL);
 	kvfree(t);
 }
+#endif
 
 static int micro_bench_show(struct seq_file *m, void *v)
 {
