@@ -3,7 +3,8 @@
 #
 # Boot the test kernel in QEMU (TCG) with an initramfs holding busybox, the
 # modules (rust_tun.ko, rust_dummy.ko beside it if built, and the C
-# tun/pktgen/dummy from the same build), the guest programs and
+# tun/pktgen/dummy from the same build, geneve and its UDP tunnel modules
+# when the kernel builds them), the guest programs and
 # GUEST_SCRIPT; stream the console to the terminal and to a log; exit with
 # the guest's verdict.
 #
@@ -133,6 +134,12 @@ cp "$ko" "$root/lib/modules/"
 [ ! -f "$(dirname "$ko")/rust_dummy.ko" ] || cp "$(dirname "$ko")/rust_dummy.ko" "$root/lib/modules/"
 for m in drivers/net/tun.ko net/core/pktgen.ko drivers/net/dummy.ko; do
 	cp "$kdir/$m" "$root/lib/modules/"
+done
+# 7.3's tun selftest creates a geneve device over the tap (GENEVE=m in
+# linux-7.3.config) and needs its UDP tunnel modules; clients-smoke.sh loads
+# them. 6.12's kernels build none of them.
+for m in drivers/net/geneve.ko net/ipv4/udp_tunnel.ko net/ipv6/ip6_udp_tunnel.ko; do
+	[ ! -f "$kdir/$m" ] || cp "$kdir/$m" "$root/lib/modules/"
 done
 for extra in "${RTUN_BENCH_DIR:-$RT_TOP/bench}"/*.ko; do
 	[ -f "$extra" ] && cp "$extra" "$root/lib/modules/"
