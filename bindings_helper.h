@@ -89,6 +89,88 @@ const unsigned int RTUN_IFF_BACKPRESSURE = IFF_BACKPRESSURE;
 const unsigned int RTUN_IFF_BACKPRESSURE = 0;
 #endif
 
+
+/*
+ * Layout facts as clang lays the structs out for C (bindgen evaluates these
+ * initialisers with clang; it does not compute them from its own Rust
+ * types): sys/layout.rs asserts at compile time that bindgen's types have
+ * the same size and field offsets. bindgen 0.71.1 drops a tagged struct
+ * used as an anonymous member (-fms-extensions, e.g. socket_lock_t's
+ * struct slock_owned): under lockdep its union is 64 bytes larger in C
+ * than in Rust, which moved every struct sock field behind sk_lock. One
+ * line per type rust_tun embeds, allocates or reads fields of, and per
+ * field it reads or writes through bindgen's types.
+ */
+const unsigned long RTUN_SIZEOF_sock = sizeof(struct sock);
+const unsigned long RTUN_SIZEOF_socket = sizeof(struct socket);
+const unsigned long RTUN_SIZEOF_rtun_sock = sizeof(struct rtun_sock);
+const unsigned long RTUN_SIZEOF_socket_lock_t = sizeof(socket_lock_t);
+const unsigned long RTUN_SIZEOF_sk_buff = sizeof(struct sk_buff);
+const unsigned long RTUN_SIZEOF_sk_buff_head = sizeof(struct sk_buff_head);
+const unsigned long RTUN_SIZEOF_net_device = sizeof(struct net_device);
+const unsigned long RTUN_SIZEOF_netdev_queue = sizeof(struct netdev_queue);
+const unsigned long RTUN_SIZEOF_napi_struct = sizeof(struct napi_struct);
+const unsigned long RTUN_SIZEOF_mutex = sizeof(struct mutex);
+const unsigned long RTUN_SIZEOF_wait_queue_head_t = sizeof(wait_queue_head_t);
+const unsigned long RTUN_SIZEOF_wait_queue_entry = sizeof(struct wait_queue_entry);
+const unsigned long RTUN_SIZEOF_rwlock_t = sizeof(rwlock_t);
+const unsigned long RTUN_SIZEOF_spinlock_t = sizeof(spinlock_t);
+const unsigned long RTUN_SIZEOF_timer_list = sizeof(struct timer_list);
+const unsigned long RTUN_SIZEOF_file = sizeof(struct file);
+const unsigned long RTUN_SIZEOF_file_operations = sizeof(struct file_operations);
+const unsigned long RTUN_SIZEOF_miscdevice = sizeof(struct miscdevice);
+const unsigned long RTUN_SIZEOF_proto = sizeof(struct proto);
+const unsigned long RTUN_SIZEOF_proto_ops = sizeof(struct proto_ops);
+const unsigned long RTUN_SIZEOF_net_device_ops = sizeof(struct net_device_ops);
+const unsigned long RTUN_SIZEOF_ethtool_ops = sizeof(struct ethtool_ops);
+const unsigned long RTUN_SIZEOF_rtnl_link_ops = sizeof(struct rtnl_link_ops);
+const unsigned long RTUN_SIZEOF_rtnl_link_stats64 = sizeof(struct rtnl_link_stats64);
+const unsigned long RTUN_SIZEOF_ethtool_drvinfo = sizeof(struct ethtool_drvinfo);
+const unsigned long RTUN_SIZEOF_ethtool_link_ksettings = sizeof(struct ethtool_link_ksettings);
+const unsigned long RTUN_SIZEOF_device_attribute = sizeof(struct device_attribute);
+const unsigned long RTUN_SIZEOF_attribute_group = sizeof(struct attribute_group);
+const unsigned long RTUN_SIZEOF_notifier_block = sizeof(struct notifier_block);
+const unsigned long RTUN_SIZEOF_ifreq = sizeof(struct ifreq);
+const unsigned long RTUN_SIZEOF_sockaddr = sizeof(struct sockaddr);
+const unsigned long RTUN_SIZEOF_sock_fprog = sizeof(struct sock_fprog);
+const unsigned long RTUN_SIZEOF_virtio_net_hdr = sizeof(struct virtio_net_hdr);
+const unsigned long RTUN_SIZEOF_tun_pi = sizeof(struct tun_pi);
+const unsigned long RTUN_SIZEOF_iovec = sizeof(struct iovec);
+const unsigned long RTUN_SIZEOF_cpumask = sizeof(struct cpumask);
+const unsigned long RTUN_OFFSETOF_sock_sk_socket = offsetof(struct sock, sk_socket);
+const unsigned long RTUN_OFFSETOF_sock_sk_write_queue = offsetof(struct sock, sk_write_queue);
+const unsigned long RTUN_OFFSETOF_sock_sk_sndbuf = offsetof(struct sock, sk_sndbuf);
+const unsigned long RTUN_OFFSETOF_sock_sk_callback_lock = offsetof(struct sock, sk_callback_lock);
+const unsigned long RTUN_OFFSETOF_sock_sk_write_space = offsetof(struct sock, sk_write_space);
+const unsigned long RTUN_OFFSETOF_sock_sk_filter = offsetof(struct sock, sk_filter);
+const unsigned long RTUN_OFFSETOF_socket_file = offsetof(struct socket, file);
+const unsigned long RTUN_OFFSETOF_socket_ops = offsetof(struct socket, ops);
+const unsigned long RTUN_OFFSETOF_socket_wq = offsetof(struct socket, wq);
+const unsigned long RTUN_OFFSETOF_rtun_sock_socket = offsetof(struct rtun_sock, socket);
+const unsigned long RTUN_OFFSETOF_rtun_sock_napi = offsetof(struct rtun_sock, napi);
+const unsigned long RTUN_OFFSETOF_rtun_sock_napi_mutex = offsetof(struct rtun_sock, napi_mutex);
+const unsigned long RTUN_OFFSETOF_sk_buff_len = offsetof(struct sk_buff, len);
+const unsigned long RTUN_OFFSETOF_sk_buff_data_len = offsetof(struct sk_buff, data_len);
+const unsigned long RTUN_OFFSETOF_sk_buff_data = offsetof(struct sk_buff, data);
+const unsigned long RTUN_OFFSETOF_sk_buff_truesize = offsetof(struct sk_buff, truesize);
+const unsigned long RTUN_OFFSETOF_net_device_flags = offsetof(struct net_device, flags);
+const unsigned long RTUN_OFFSETOF_net_device_mtu = offsetof(struct net_device, mtu);
+const unsigned long RTUN_OFFSETOF_net_device_tx_queue_len = offsetof(struct net_device, tx_queue_len);
+const unsigned long RTUN_OFFSETOF_net_device_netdev_ops = offsetof(struct net_device, netdev_ops);
+const unsigned long RTUN_OFFSETOF_net_device_ethtool_ops = offsetof(struct net_device, ethtool_ops);
+const unsigned long RTUN_OFFSETOF_net_device_header_ops = offsetof(struct net_device, header_ops);
+const unsigned long RTUN_OFFSETOF_net_device_hard_header_len = offsetof(struct net_device, hard_header_len);
+const unsigned long RTUN_OFFSETOF_net_device_hw_enc_features = offsetof(struct net_device, hw_enc_features);
+const unsigned long RTUN_OFFSETOF_net_device_wanted_features = offsetof(struct net_device, wanted_features);
+const unsigned long RTUN_OFFSETOF_net_device_ifindex = offsetof(struct net_device, ifindex);
+const unsigned long RTUN_OFFSETOF_net_device_sysfs_groups = offsetof(struct net_device, sysfs_groups);
+const unsigned long RTUN_OFFSETOF_net_device_addr_len = offsetof(struct net_device, addr_len);
+const unsigned long RTUN_OFFSETOF_net_device_num_tx_queues = offsetof(struct net_device, num_tx_queues);
+const unsigned long RTUN_OFFSETOF_net_device_name = offsetof(struct net_device, name);
+const unsigned long RTUN_OFFSETOF_net_device_rtnl_link_ops = offsetof(struct net_device, rtnl_link_ops);
+const unsigned long RTUN_OFFSETOF_napi_struct_skb = offsetof(struct napi_struct, skb);
+const unsigned long RTUN_OFFSETOF_file_private_data = offsetof(struct file, private_data);
+
 /* Constants bindgen cannot evaluate from function-like macros. */
 const __poll_t RTUN_EPOLLIN = EPOLLIN;
 const __poll_t RTUN_EPOLLRDNORM = EPOLLRDNORM;

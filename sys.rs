@@ -124,6 +124,7 @@ mod chrdev;
 pub(crate) mod compat;
 mod cred;
 mod debugfs;
+mod layout;
 mod napi;
 mod netdev;
 mod param;
