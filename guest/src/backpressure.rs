@@ -220,6 +220,22 @@ pub fn t_bp_wake_half_ring(n: Node) -> TestResult {
     Ok(())
 }
 
+/// A two-queue device `name` with the flag, up as 10.NET.0.1 <-> 10.NET.0.2
+/// with the default `txqueuelen`, and a flow to each of its queues (their
+/// probes read); then `txqueuelen` becomes `QLEN`, which gives every ring
+/// and qdisc band fresh slots. (tun.c's `ptr_ring` zeroes the slots a
+/// reader took in batches of 16: after the one probe read, a ring of 32
+/// would stop its queue at 31 more packets, rust_tun's ring, without the
+/// batching, at 32; see "IFF_BACKPRESSURE (7.3)".)
+fn two_queues(n: Node, name: &str, net: u8) -> Result<([Tun; 2], [Flow; 2]), String> {
+    let q = [open_q(n, name, IFF_MULTI_QUEUE | IFF_BACKPRESSURE)?, open_q(n, name, IFF_MULTI_QUEUE | IFF_BACKPRESSURE)?];
+    let peer = format!("10.{net}.0.2");
+    ptp_up(name, &format!("10.{net}.0.1"), &peer)?;
+    let flows = [flow_to(&q, &peer, 0)?, flow_to(&q, &peer, 1)?];
+    sh(&format!("ip link set {name} qlen {QLEN}"))?;
+    Ok((q, flows))
+}
+
 /// Opens `peer`'s flows until one goes to queue `want` of the two queues
 /// `q` (the device's flow table is empty, so the queue is the flow hash's,
 /// random per boot); its probe datagram is read.
@@ -250,12 +266,7 @@ fn flow_to(q: &[Tun; 2], peer: &str, want: usize) -> Result<Flow, String> {
 /// its qdisc reset as the device has one queue less -- has no file.
 /// Returns A if detached, B and the flow.
 fn stopped_queue_without_file(n: Node, name: &str, net: u8, close: bool) -> Result<(Option<Tun>, Tun, Flow), String> {
-    let a = open_q(n, name, IFF_MULTI_QUEUE | IFF_BACKPRESSURE)?;
-    let b = open_q(n, name, IFF_MULTI_QUEUE | IFF_BACKPRESSURE)?;
-    link_up(name, net)?;
-    let q = [a, b];
-    let mut f = flow_to(&q, &format!("10.{net}.0.2"), 1)?;
-    let [a, b] = q;
+    let ([a, b], [_, mut f]) = two_queues(n, name, net)?;
     f.send(QLEN + HELD)?;
     f.held("queue 1's ring full")?;
     let a = if close {
@@ -315,12 +326,7 @@ pub fn t_bp_reattach_setiff(n: Node) -> TestResult {
 /// queue 0 for it, and what the qdisc held reaches B.
 pub fn t_bp_detach_wakes(n: Node) -> TestResult {
     need_backpressure()?;
-    let a = open_q(n, "rt-bpd0", IFF_MULTI_QUEUE | IFF_BACKPRESSURE)?;
-    let b = open_q(n, "rt-bpd0", IFF_MULTI_QUEUE | IFF_BACKPRESSURE)?;
-    link_up("rt-bpd0", 125)?;
-    let q = [a, b];
-    let mut f = flow_to(&q, "10.125.0.2", 0)?;
-    let [a, b] = q;
+    let ([a, b], [mut f, _]) = two_queues(n, "rt-bpd0", 125)?;
     f.send(QLEN + HELD)?;
     let held = f.held("queue 0's ring full")?;
     setqueue(&a, IFF_DETACH_QUEUE).map_err(|e| format!("TUNSETQUEUE detach: errno {e}"))?;
@@ -338,11 +344,16 @@ pub fn t_bp_detach_wakes(n: Node) -> TestResult {
 /// The link goes down and up while the queue is stopped and the reader
 /// has taken `READ` (less than half the ring): down stops every queue and
 /// forgets those reads (`tun_net_close()`), the core frees what the qdisc
-/// held; up starts the queues again; traffic resumes: the next flood fills
-/// the ring and stops the queue as before (the qdisc holds as much as the
-/// first time), and the wake needs half a ring of reads counted afresh.
+/// held; reads while the link is down count for nothing (`__tun_wake_queue()`
+/// leaves a stop by close alone); up starts the queues again and traffic
+/// resumes: the next flood fills the ring and stops the queue as before
+/// (the qdisc holds as much as the first time), and the wake needs half a
+/// ring of reads counted afresh. (Down, the reader takes the ring to half
+/// before it comes up: tun.c's `ptr_ring` has then zeroed the slots read,
+/// and both rings have the same room.)
 pub fn t_bp_link_down_up(n: Node) -> TestResult {
     const READ: u32 = 10;
+    const HALF: u32 = QLEN / 2;
     need_backpressure()?;
     let t = open_q(n, "rt-bpl0", IFF_BACKPRESSURE)?;
     link_up("rt-bpl0", 126)?;
@@ -350,24 +361,25 @@ pub fn t_bp_link_down_up(n: Node) -> TestResult {
     f.send(QLEN + HELD)?;
     let held = f.held("ring full")?;
     check!(read_n(&t, &f, READ)? == range(0..READ), "first reads");
-    f.held(&format!("after {READ} reads"))?;
+    let still = f.held(&format!("after {READ} reads"))?;
+    check!(still == held, "the qdisc held {held} bytes, {still} after {READ} reads");
     sh("ip link set rt-bpl0 down")?;
     f.wait_outq_empty("down")?;
+    check!(read_n(&t, &f, HALF - READ)? == range(READ..HALF), "reads while down");
     sh("ip link set rt-bpl0 up")?;
-    // The ring kept QLEN - READ; READ more fill it, HELD wait again.
+    // The ring holds HALF: HALF more fill it, HELD wait again.
     let next = f.next;
-    f.send(READ + HELD)?;
+    f.send(HALF + HELD)?;
     let again = f.held("up again, ring full")?;
-    check!(again == held, "the qdisc holds {again} bytes, expected {held} as before the link went down (the queue was stopped before the ring filled)");
-    let got = read_n(&t, &f, QLEN / 2 - 1)?;
-    check!(got == range(READ..READ + QLEN / 2 - 1), "read {got:?}");
-    let still = f.held(&format!("{} reads after the link came up (with {READ} before it went down)", QLEN / 2 - 1))?;
-    check!(still == held, "the qdisc holds {still} bytes after {} reads, expected {held}: the reads before down were counted", QLEN / 2 - 1);
-    check!(read_n(&t, &f, 1)? == [READ + QLEN / 2 - 1], "the read that wakes");
+    check!(again == held, "the qdisc holds {again} bytes, expected {held} as before the link went down");
+    let got = read_n(&t, &f, HALF - 1)?;
+    check!(got == range(HALF..QLEN - 1), "read {got:?}");
+    let still = f.held(&format!("{} reads after the link came up", HALF - 1))?;
+    check!(still == held, "the qdisc holds {still} bytes after {} reads, expected {held}: reads from before the link went down were counted", HALF - 1);
+    check!(read_n(&t, &f, 1)? == [QLEN - 1], "the read that wakes");
     f.wait_outq_empty("half the ring read")?;
-    let got = read_n(&t, &f, QLEN - READ - QLEN / 2 + READ + HELD)?;
-    let want: Vec<u32> = (READ + QLEN / 2..QLEN).chain(next..next + READ + HELD).collect();
-    check!(got == want, "read {got:?}, expected {want:?}");
+    let got = read_n(&t, &f, HALF + HELD)?;
+    check!(got == range(next..next + HALF + HELD), "read {got:?}");
     check_empty(&t, "the end")?;
     check!(stat("rt-bpl0", "tx_dropped")? == 0, "tx_dropped {}", stat("rt-bpl0", "tx_dropped")?);
     Ok(())
@@ -414,9 +426,7 @@ pub fn t_bp_close_delete_stopped(n: Node) -> TestResult {
     check!(!link_exists("rt-bpc0"), "device left after its only file closed");
     f.wait_outq_empty("device closed")?;
 
-    let q = [open_q(n, "rt-bpc0", IFF_MULTI_QUEUE | IFF_BACKPRESSURE)?, open_q(n, "rt-bpc0", IFF_MULTI_QUEUE | IFF_BACKPRESSURE)?];
-    link_up("rt-bpc0", 128)?;
-    let mut flows = [flow_to(&q, "10.128.0.2", 0)?, flow_to(&q, "10.128.0.2", 1)?];
+    let (q, mut flows) = two_queues(n, "rt-bpc0", 128)?;
     for f in &mut flows {
         f.send(QLEN + HELD)?;
     }
