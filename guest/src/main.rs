@@ -66,6 +66,7 @@ use knobs::*;
 
 // The tests, by concept.
 mod abi;
+mod backpressure;
 mod badinput;
 mod basics;
 mod behaviour;
