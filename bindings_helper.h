@@ -170,6 +170,23 @@ const unsigned long RTUN_OFFSETOF_net_device_name = offsetof(struct net_device, 
 const unsigned long RTUN_OFFSETOF_net_device_rtnl_link_ops = offsetof(struct net_device, rtnl_link_ops);
 const unsigned long RTUN_OFFSETOF_napi_struct_skb = offsetof(struct napi_struct, skb);
 const unsigned long RTUN_OFFSETOF_file_private_data = offsetof(struct file, private_data);
+/*
+ * 7.3's UDP-tunnel GSO (tun_vnet.h): the vnet header tun.c parses and fills
+ * once a tunnel offload is in play (TUN_VNET_TNL_SIZE is its size), which
+ * begins with a struct virtio_net_hdr, and TUNSETOFFLOAD's two flags. 6.12
+ * has neither: there the header is the legacy one (its size, 10, is then
+ * every parse size) and the flags are 0, so that they are never accepted
+ * (an unknown TUNSETOFFLOAD bit is EINVAL, as 6.12's tun.c has it).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+typedef struct virtio_net_hdr_v1_hash_tunnel rtun_vnet_hdr_tnl;
+const unsigned int RTUN_TUN_F_UDP_TUNNEL_GSO = TUN_F_UDP_TUNNEL_GSO;
+const unsigned int RTUN_TUN_F_UDP_TUNNEL_GSO_CSUM = TUN_F_UDP_TUNNEL_GSO_CSUM;
+#else
+typedef struct virtio_net_hdr rtun_vnet_hdr_tnl;
+const unsigned int RTUN_TUN_F_UDP_TUNNEL_GSO = 0;
+const unsigned int RTUN_TUN_F_UDP_TUNNEL_GSO_CSUM = 0;
+#endif
 
 /* Constants bindgen cannot evaluate from function-like macros. */
 const __poll_t RTUN_EPOLLIN = EPOLLIN;
@@ -201,6 +218,8 @@ const u64 RTUN_NETIF_F_TSO = NETIF_F_TSO;
 const u64 RTUN_NETIF_F_TSO6 = NETIF_F_TSO6;
 const u64 RTUN_NETIF_F_TSO_ECN = NETIF_F_TSO_ECN;
 const u64 RTUN_NETIF_F_GSO_UDP_L4 = NETIF_F_GSO_UDP_L4;
+const u64 RTUN_NETIF_F_GSO_UDP_TUNNEL = NETIF_F_GSO_UDP_TUNNEL;
+const u64 RTUN_NETIF_F_GSO_UDP_TUNNEL_CSUM = NETIF_F_GSO_UDP_TUNNEL_CSUM;
 const u64 RTUN_NETIF_F_HW_VLAN_CTAG_TX = NETIF_F_HW_VLAN_CTAG_TX;
 const u64 RTUN_NETIF_F_HW_VLAN_STAG_TX = NETIF_F_HW_VLAN_STAG_TX;
 const u64 RTUN_NETIF_F_HIGHDMA = NETIF_F_HIGHDMA;

@@ -10,7 +10,11 @@ use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue};
 use crate::sys::{
     self, errno, poll, rcu, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource, NapiFrags,
     NapiFragsLocked, NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff,
-    SkbRing, Sock, VnetHdr, WaitQueue, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
+    SkbRing, Sock, VnetHdr, WaitQueue,
+};
+use crate::vnet::{
+    __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, NETIF_F_GSO_UDP_TUNNEL,
+    NETIF_F_GSO_UDP_TUNNEL_CSUM,
 };
 use crate::{
     bindings, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
@@ -233,18 +237,17 @@ fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIterDest<'_>) -> Result<u
     }
 
     if vnet_hdr_sz != 0 {
-        if to.len() < vnet_hdr_sz {
-            return Err(EINVAL);
-        }
-        // Deliberate difference: a GSO type the header cannot express is
-        // `EINVAL` (the packet is dropped) without tun.c's WARN.
+        // `tun_vnet_hdr_tnl_from_skb()`, the tunnel header with the
+        // device's UDP-tunnel offload. Deliberate difference: a GSO type
+        // the header cannot express is `EINVAL` (the packet is dropped)
+        // without tun.c's WARN.
+        let features = dev.features();
         let gso = skb
-            .vnet_hdr_from_skb(vlan_hlen as u16)
+            .vnet_hdr_tnl_from_skb(features & NETIF_F_GSO_UDP_TUNNEL != 0, vlan_hlen as u16)
             .inspect_err(|_| dev.core_stats_tx_dropped_inc())?;
-        to.copy_to_iter_full(&gso.to_bytes())?;
-        if vnet_hdr_sz > VNET_HDR_LEN {
-            to.advance(vnet_hdr_sz - VNET_HDR_LEN);
-        }
+        // The header, as much of it as the device's offloads fill, then
+        // the padding up to `vnet_hdr_sz` (zeroed on 7.3).
+        __tun_vnet_hdr_put(vnet_hdr_sz, features, to, &gso)?;
     }
 
     // Deliberate difference: tun.c ignores a fault in the middle of the
@@ -331,28 +334,19 @@ fn tun_get_user(
         proto = u16::from_ne_bytes([pi[2], pi[3]]);
     }
 
+    // The whole header zeroed, tunnel part too (7.3's `memset`); the
+    // tunnel offloads the writer may use follow from the header size.
     let mut gso = VnetHdr::default();
+    let mut features = 0;
+    let mut hdr_len = 0;
     if flags & IFF_VNET_HDR != 0 {
         let vnet_hdr_sz = tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize;
-        if len < vnet_hdr_sz {
-            return Err(EINVAL);
-        }
+        features = tun_vnet_hdr_guest_features(vnet_hdr_sz);
+        hdr_len = usize::from(__tun_vnet_hdr_get(vnet_hdr_sz, features, from, &mut gso)?);
         len -= vnet_hdr_sz;
-        let mut b = [0u8; VNET_HDR_LEN];
-        from.copy_from_iter_full(&mut b)?;
-        gso = VnetHdr::from_bytes(&b);
-        // The checksum's place must be in the header part (a 16-bit field,
-        // as tun.c's cpu_to_tun16()).
-        let csum_end = u32::from(gso.csum_start()) + u32::from(gso.csum_offset()) + 2;
-        if gso.flags() & VNET_F_NEEDS_CSUM != 0 && csum_end > u32::from(gso.hdr_len()) {
-            gso.set_hdr_len(csum_end as u16);
-        }
-        if usize::from(gso.hdr_len()) > len {
-            return Err(EINVAL);
-        }
-        from.advance(vnet_hdr_sz - VNET_HDR_LEN);
     }
-    let hdr_len = usize::from(gso.hdr_len());
+    let tnl = features & NETIF_F_GSO_UDP_TUNNEL != 0;
+    let tnl_csum = features & NETIF_F_GSO_UDP_TUNNEL_CSUM != 0;
 
     let kind = tun.kind();
     let align = match kind {
@@ -396,7 +390,10 @@ fn tun_get_user(
     // are set, as 7.3's tun.c (its `virtio_net_hdr_to_skb()` reads them);
     // on 6.12 before, as 6.12's (`compat::VNET_AFTER_NETWORK_HEADER`).
     let vnet = flags & IFF_VNET_HDR != 0;
-    if vnet && !sys::compat::VNET_AFTER_NETWORK_HEADER && skb.vnet_hdr_to_skb(&gso).is_err() {
+    if vnet
+        && !sys::compat::VNET_AFTER_NETWORK_HEADER
+        && skb.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err()
+    {
         tun.stats.rx_frame_errors_inc();
         return Err(EINVAL);
     }
@@ -422,7 +419,10 @@ fn tun_get_user(
             }
         }
     }
-    if vnet && sys::compat::VNET_AFTER_NETWORK_HEADER && skb.vnet_hdr_to_skb(&gso).is_err() {
+    if vnet
+        && sys::compat::VNET_AFTER_NETWORK_HEADER
+        && skb.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err()
+    {
         tun.stats.rx_frame_errors_inc();
         return Err(EINVAL);
     }

@@ -251,6 +251,12 @@ fn tun_net_initialize(b: &mut NetDeviceBuilder<Tun>, kind: DevKind, unguarded: b
         hw,
         hw & !(bd::RTUN_NETIF_F_HW_VLAN_CTAG_TX | bd::RTUN_NETIF_F_HW_VLAN_STAG_TX),
     );
+    // 7.3 (with UDP-tunnel GSO): encapsulated packets get the same
+    // offloads, so that a tunnel's GSO packets reach the reader whole;
+    // 6.12's tun.c leaves `hw_enc_features` empty.
+    if sys::compat::HAS_UDP_TUNNEL_GSO {
+        b.set_hw_enc_features(hw);
+    }
     let mode = usize::from(unguarded);
     match kind {
         DevKind::Tun => {

@@ -428,9 +428,14 @@ pub(crate) fn tun_chr_ioctl(
     })
 }
 
+/// `PLAIN_GSO` (7.3): the offloads UDP-tunnel GSO needs one of.
+const PLAIN_GSO: u64 =
+    bindings::RTUN_NETIF_F_GSO_UDP_L4 | bindings::RTUN_NETIF_F_TSO | bindings::RTUN_NETIF_F_TSO6;
+
 /// `set_offload()`: `TUNSETOFFLOAD`'s `TUN_F_*` flags as device features.
 /// Checksum offload first; TSO (with ECN) and USO only with it, USO only
-/// as v4 and v6 together; UFO is accepted and ignored. Any other bit is
+/// as v4 and v6 together; UFO is accepted and ignored; on 7.3 UDP-tunnel
+/// GSO (and its outer checksum) only with one of those. Any other bit is
 /// `EINVAL` ("a way to test for new features").
 fn set_offload(dev: &TunDev, arg: usize, rtnl: &mut Rtnl<'_>) -> Result {
     use bindings as b;
@@ -457,6 +462,19 @@ fn set_offload(dev: &TunDev, arg: usize, rtnl: &mut Rtnl<'_>) -> Result {
         if arg & f(b::TUN_F_USO4) != 0 && arg & f(b::TUN_F_USO6) != 0 {
             features |= b::RTUN_NETIF_F_GSO_UDP_L4;
             arg &= !f(b::TUN_F_USO4 | b::TUN_F_USO6);
+        }
+        // 7.3: tunnel offload only with some plain offload (`PLAIN_GSO`),
+        // its checksum flag only with it. On 6.12 both flags are 0 (the
+        // bits are unknown there, hence `EINVAL` below).
+        if sys::compat::HAS_UDP_TUNNEL_GSO
+            && features & PLAIN_GSO != 0
+            && arg & f(b::RTUN_TUN_F_UDP_TUNNEL_GSO) != 0
+        {
+            features |= b::RTUN_NETIF_F_GSO_UDP_TUNNEL;
+            if arg & f(b::RTUN_TUN_F_UDP_TUNNEL_GSO_CSUM) != 0 {
+                features |= b::RTUN_NETIF_F_GSO_UDP_TUNNEL_CSUM;
+            }
+            arg &= !f(b::RTUN_TUN_F_UDP_TUNNEL_GSO | b::RTUN_TUN_F_UDP_TUNNEL_GSO_CSUM);
         }
     }
     if arg != 0 {

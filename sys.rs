@@ -183,7 +183,7 @@ pub(crate) use rps::{
 };
 pub(crate) use security::{security_tun_dev_create, TunSecurity};
 pub(crate) use skb::{
-    IovIterDest, IovIterSource, SkBuff, VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN,
+    IovIterDest, IovIterSource, SkBuff, VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN, VNET_HDR_TNL_SIZE,
 };
 pub(crate) use sock::{FasyncBand, Proto, Sock, SockFprog, SockRef, SOCK_FPROG_LEN};
 pub(crate) use static_key::{

@@ -45,6 +45,7 @@ mod queue;
 mod rps;
 mod sys;
 mod txfilter;
+mod vnet;
 mod xmit;
 
 use flow_table::FlowTable;
@@ -124,12 +125,18 @@ pub(crate) const TUN_FEATURES: u32 = IFF_NO_PI
     | IFF_NAPI
     | IFF_NAPI_FRAGS
     | IFF_BACKPRESSURE;
-/// `TUN_USER_FEATURES`: the offloads `TUNSETOFFLOAD` turns on and off.
+/// `TUN_USER_FEATURES`: the offloads `TUNSETOFFLOAD` turns on and off
+/// (7.3's include UDP-tunnel GSO and its outer checksum).
 pub(crate) const TUN_USER_FEATURES: u64 = bindings::RTUN_NETIF_F_HW_CSUM
     | bindings::RTUN_NETIF_F_TSO_ECN
     | bindings::RTUN_NETIF_F_TSO
     | bindings::RTUN_NETIF_F_TSO6
-    | bindings::RTUN_NETIF_F_GSO_UDP_L4;
+    | bindings::RTUN_NETIF_F_GSO_UDP_L4
+    | if sys::compat::HAS_UDP_TUNNEL_GSO {
+        bindings::RTUN_NETIF_F_GSO_UDP_TUNNEL | bindings::RTUN_NETIF_F_GSO_UDP_TUNNEL_CSUM
+    } else {
+        0
+    };
 /// `TUN_VNET_LE`: `TUNSETVNETLE` was set (kept in `tun->flags` as tun.c).
 pub(crate) const TUN_VNET_LE: u32 = 0x8000_0000;
 /// `sizeof(struct virtio_net_hdr)`: the default and least vnet header size

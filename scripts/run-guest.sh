@@ -137,7 +137,7 @@ for m in drivers/net/tun.ko net/core/pktgen.ko drivers/net/dummy.ko; do
 done
 # 7.3's tun selftest creates a geneve device over the tap (GENEVE=m in
 # linux-7.3.config) and needs its UDP tunnel modules; clients-smoke.sh loads
-# them. 6.12's kernels build none of them.
+# them (and vnet_tnl_read's tunnel). 6.12's kernels build none of them.
 for m in drivers/net/geneve.ko net/ipv4/udp_tunnel.ko net/ipv6/ip6_udp_tunnel.ko; do
 	[ ! -f "$kdir/$m" ] || cp "$kdir/$m" "$root/lib/modules/"
 done

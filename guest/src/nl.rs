@@ -309,6 +309,23 @@ impl Nl {
         self.newlink_ack(NLM_F_CREATE | NLM_F_EXCL, &body)
     }
 
+    /// RTM_NEWLINK creating device `name` of kind `kind` with the
+    /// attributes `data` in `IFLA_INFO_DATA` (`ip link add NAME type KIND
+    /// ...`): the kernel's answer.
+    pub fn new_link_data(&self, name: &str, kind: &str, data: &[(u16, Vec<u8>)]) -> Result<(), i32> {
+        let mut body = Self::ifinfomsg(0);
+        attr(&mut body, IFLA_IFNAME, format!("{name}\0").as_bytes());
+        let mut d = Vec::new();
+        for (ty, payload) in data {
+            attr(&mut d, *ty, payload);
+        }
+        let mut info = Vec::new();
+        attr(&mut info, IFLA_INFO_KIND, kind.as_bytes());
+        attr(&mut info, IFLA_INFO_DATA, &d);
+        attr(&mut body, IFLA_LINKINFO, &info);
+        self.newlink_ack(NLM_F_CREATE | NLM_F_EXCL, &body)
+    }
+
     /// Sends RTM_NEWLINK `body` with `flags`, asking for an answer: the
     /// kernel's answer.
     fn newlink_ack(&self, flags: u16, body: &[u8]) -> Result<(), i32> {

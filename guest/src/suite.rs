@@ -133,6 +133,11 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("vnet_tso_ecn_read", vnet::tso::t_vnet_tso_ecn_read, &[RUST, C]),
     ("vnet_uso_alone", vnet::tso::t_vnet_uso_alone, &[RUST, C]),
     ("vnet_stats_headers", vnet::t_vnet_stats_headers, &[RUST, C]),
+    ("vnet_pad_read", vnet::tnl::t_vnet_pad_read, &[RUST, C]),
+    ("vnet_hdr_len_bound", vnet::tnl::t_vnet_hdr_len_bound, &[RUST, C]),
+    ("vnet_tnl_offload", vnet::tnl::t_vnet_tnl_offload, &[RUST, C]),
+    ("vnet_tnl_write", vnet::tnl::t_vnet_tnl_write, &[RUST, C]),
+    ("vnet_tnl_read", vnet::tnl::t_vnet_tnl_read, &[RUST, C]),
     ("napi_frags_frame_limit", vnet::napi::t_napi_frags_frame_limit, &[RUST, C]),
     // 7.3's IFF_BACKPRESSURE (skipped on 6.12).
     ("backpressure_flood", backpressure::t_bp_flood, &[RUST, C]),

@@ -250,8 +250,6 @@ impl<P> DevSetup<P> {
     }
 
     /// `dev->hw_enc_features`: the offloads of encapsulated packets.
-    // Used by rust_dummy (dummy.rs), not by rust_tun.
-    #[allow(dead_code)]
     pub(crate) fn set_hw_enc_features(&mut self, features: u64) {
         // SAFETY: We own the unregistered device.
         unsafe { (*self.dev()).hw_enc_features = features };

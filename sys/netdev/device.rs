@@ -118,6 +118,13 @@ impl<P> NetDevice<P> {
         unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).flags)) }
     }
 
+    /// `dev->features`, read once (tun.c reads it without rtnl on the read
+    /// path; the core changes it under rtnl).
+    pub(crate) fn features(&self) -> u64 {
+        // SAFETY: A live device.
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).features)) }
+    }
+
     /// `dev->tx_queue_len`, READ_ONCE.
     pub(crate) fn tx_queue_len(&self) -> u32 {
         // SAFETY: A live device.
