@@ -353,8 +353,10 @@ pub fn ioctl_step(w: &Mutex<World>, snap: &Option<Queue>, rng: &mut Rng) -> (Str
         }
         9 => ("TUNGETSNDBUF".into(), ioctl_ptr(fd, TUNGETSNDBUF, &mut int).map(|_| i64::from(int)), false),
         10 | 11 => {
-            // TUN_F_CSUM, TSO4, TSO6, TSO_ECN, UFO, USO4, USO6; or any bits.
-            let v = if rng.below(4) == 0 { rng.next() as u32 } else { (rng.next() as u32) & 0x7f };
+            // TUN_F_CSUM, TSO4, TSO6, TSO_ECN, UFO, USO4, USO6, and on 7.3
+            // UDP_TUNNEL_GSO(_CSUM); or any bits.
+            let known = if kernel_is_7_3() { 0x1ff } else { 0x7f };
+            let v = if rng.below(4) == 0 { rng.next() as u32 } else { (rng.next() as u32) & known };
             (format!("TUNSETOFFLOAD {v:#x}"), ioctl_val(fd, TUNSETOFFLOAD, libc::c_ulong::from(v)).map(i64::from), false)
         }
         12 => ("TUNGETVNETHDRSZ".into(), ioctl_ptr(fd, TUNGETVNETHDRSZ, &mut int).map(|_| i64::from(int)), false),
