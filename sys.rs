@@ -139,6 +139,7 @@ mod sock;
 mod static_key;
 mod sync;
 mod sysfs;
+mod vnet;
 
 // What the drivers use, by module (no glob re-exports: each item's home
 // is one `use` away).
@@ -182,9 +183,7 @@ pub(crate) use rps::{
     rps_record_sock_flow, rps_sock_flow_entry, GlobalFlowTable, PrivateFlowTable, SockFlowTable,
 };
 pub(crate) use security::{security_tun_dev_create, TunSecurity};
-pub(crate) use skb::{
-    IovIterDest, IovIterSource, SkBuff, VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN, VNET_HDR_TNL_SIZE,
-};
+pub(crate) use skb::{IovIterDest, IovIterSource, SkBuff};
 pub(crate) use sock::{FasyncBand, Proto, Sock, SockFprog, SockRef, SOCK_FPROG_LEN};
 pub(crate) use static_key::{
     for_each_jump_site, rfs_needed_count, static_branch_unlikely, SiteInsn, JUMP_LABELS,
@@ -200,3 +199,4 @@ pub(crate) use sync::time::{
 };
 pub(crate) use sync::wait::{poll, PollTable, WaitQueue};
 pub(crate) use sysfs::{AttrGroup, AttrList, DevAttrShow, DevAttribute, SysfsBuf};
+pub(crate) use vnet::{VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN, VNET_HDR_TNL_SIZE};
