@@ -161,6 +161,7 @@ const unsigned long RTUN_OFFSETOF_net_device_ethtool_ops = offsetof(struct net_d
 const unsigned long RTUN_OFFSETOF_net_device_header_ops = offsetof(struct net_device, header_ops);
 const unsigned long RTUN_OFFSETOF_net_device_hard_header_len = offsetof(struct net_device, hard_header_len);
 const unsigned long RTUN_OFFSETOF_net_device_hw_enc_features = offsetof(struct net_device, hw_enc_features);
+const unsigned long RTUN_OFFSETOF_net_device_features = offsetof(struct net_device, features);
 const unsigned long RTUN_OFFSETOF_net_device_wanted_features = offsetof(struct net_device, wanted_features);
 const unsigned long RTUN_OFFSETOF_net_device_ifindex = offsetof(struct net_device, ifindex);
 const unsigned long RTUN_OFFSETOF_net_device_sysfs_groups = offsetof(struct net_device, sysfs_groups);
@@ -187,6 +188,8 @@ typedef struct virtio_net_hdr rtun_vnet_hdr_tnl;
 const unsigned int RTUN_TUN_F_UDP_TUNNEL_GSO = 0;
 const unsigned int RTUN_TUN_F_UDP_TUNNEL_GSO_CSUM = 0;
 #endif
+/* Its size as clang lays it out (sys/layout.rs). */
+const unsigned long RTUN_SIZEOF_rtun_vnet_hdr_tnl = sizeof(rtun_vnet_hdr_tnl);
 
 /* Constants bindgen cannot evaluate from function-like macros. */
 const __poll_t RTUN_EPOLLIN = EPOLLIN;

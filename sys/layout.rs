@@ -75,6 +75,7 @@ c_sizes!(
     tun_pi,
     iovec,
     cpumask,
+    rtun_vnet_hdr_tnl,
 );
 
 c_offsets!(
@@ -102,6 +103,7 @@ c_offsets!(
     net_device.header_ops,
     net_device.hard_header_len,
     net_device.hw_enc_features,
+    net_device.features,
     net_device.wanted_features,
     net_device.ifindex,
     net_device.sysfs_groups,
