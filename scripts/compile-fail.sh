@@ -20,6 +20,8 @@ cases=(
 	# In sys/static_key.rs (the jump-label site's key is typed).
 	"static_key_of_other_type:E0308:sys/static_key.rs"
 	"static_key_field_of_other_type:E0308:sys/static_key.rs"
+	# In sys/layout.rs (bindgen's layouts are checked against C's).
+	"layout_size_mismatch:differs in size from C's:sys/layout.rs"
 )
 work=$(mktemp -d /tmp/rtun-compile-fail.XXXXXX)
 trap 'rm -rf "$work"' EXIT

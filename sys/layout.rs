@@ -17,16 +17,33 @@
 use crate::bindings;
 use core::mem::{offset_of, size_of};
 
-macro_rules! c_sizes {
-    ($($t:ident),* $(,)?) => {
-        $(
+/// `c_size!(T)`: bindgen's `T` has C's size (`RTUN_SIZEOF_T`);
+/// `c_size!(T, C)` checks it against `RTUN_SIZEOF_C` (the compile-fail
+/// case below: a type against another's size must not build).
+macro_rules! c_size {
+    ($t:ident) => {
+        c_size!($t, $t);
+    };
+    ($t:ident, $c:ident) => {
+        ::kernel::macros::paste! {
             const _: () = assert!(
-                size_of::<bindings::$t>() == ::kernel::macros::paste!(bindings::[<RTUN_SIZEOF_ $t>]) as usize,
+                size_of::<bindings::$t>() == bindings::[<RTUN_SIZEOF_ $c>] as usize,
                 concat!("bindgen's ", stringify!($t), " differs in size from C's"),
             );
-        )*
+        }
     };
 }
+
+macro_rules! c_sizes {
+    ($($t:ident),* $(,)?) => {
+        $( c_size!($t); )*
+    };
+}
+
+// The check can fail: `struct socket` against `struct sock`'s C size
+// (scripts/compile-fail.sh, on every kernel).
+#[cfg(rtun_compile_fail = "layout_size_mismatch")]
+c_size!(socket, sock);
 
 macro_rules! c_offsets {
     ($($t:ident . $f:ident),* $(,)?) => {
