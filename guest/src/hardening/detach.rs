@@ -83,7 +83,16 @@ pub fn median(v: &mut [Duration]) -> Duration {
 /// period (tun.c takes the file off its disabled list with `list_del`);
 /// detaching waits for one (no transmitter may still see the queue). With
 /// normal grace periods, the attaches must take far less than the detaches.
+///
+/// Not on the debug kernel: there KASAN and lockdep make an attach itself
+/// cost about half a grace period (16.7 ms median against 36.4 ms per
+/// detach on 7.3's, beside another guest), so the ratio measures the
+/// debug options, not the driver; the test kernels run it for both
+/// drivers.
 pub fn t_queue_attach_no_grace_period(n: Node) -> TestResult {
+    if std::fs::read_to_string("/etc/rtun-flavor").is_ok_and(|f| f.trim() == "debug") {
+        skip!("a timing ratio: the debug kernel's KASAN and lockdep dominate an attach");
+    }
     let q = mq_open(n.path, "rt-qa0", IFF_TAP | IFF_NO_PI, 3)?;
     write_file("/sys/kernel/rcu_normal", "1")?;
     let r = time_detach_attach(&q[1], 20);
