@@ -112,7 +112,7 @@ done
 # Expected wall time of each suite (s), measured on a 2-core machine of
 # this kind with two suites running at once (README); QEMU's limit is twice
 # it. The kernel each runs on, and its tests.sh arguments.
-declare -A NAME_EXPECT=([test]=240 [dropin]=120 [napi]=120 [runner]=30 [debug1]=600 [debug2]=600)
+declare -A NAME_EXPECT=([test]=300 [dropin]=150 [napi]=150 [runner]=30 [debug1]=600 [debug2]=600)
 declare -A NAME_FLAVOR=([test]=test [dropin]=test [napi]=test [runner]=test [debug1]=debug [debug2]=debug)
 declare -A NAME_ARGS=([test]="" [dropin]="dropin" [napi]="napi RTUN_DRIVERS=rust"
 	[runner]="RTUN_SELFTEST=1 RTUN_TEST_TIMEOUT=20"
