@@ -8,9 +8,9 @@
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue};
 use crate::sys::{
-    self, errno, poll, rcu, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource, NapiFrags,
-    NapiFragsLocked, NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff,
-    SkbRing, Sock, VnetHdr, WaitQueue,
+    self, errno, poll, rcu, DropReason, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource,
+    NapiFrags, NapiFragsLocked, NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile,
+    SkBuff, SkbRing, Sock, VnetHdr, WaitQueue,
 };
 use crate::vnet::{
     __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, NETIF_F_GSO_UDP_TUNNEL,
@@ -415,6 +415,7 @@ fn tun_get_user(
         }
         DevKind::Tap => {
             if sys::compat::VNET_AFTER_NETWORK_HEADER && !skb.set_l2_network_header() {
+                skb.drop_reason(DropReason::HDR_TRUNC);
                 return Err(drop(ENOMEM));
             }
         }
@@ -427,6 +428,7 @@ fn tun_get_user(
         return Err(EINVAL);
     }
     if kind == DevKind::Tap && !skb.eth_type_trans(dev) {
+        skb.drop_reason(DropReason::HDR_TRUNC);
         return Err(drop(ENOMEM));
     }
     skb.reset_network_probe_transport();
@@ -458,6 +460,7 @@ fn tun_get_user(
         // `tfile->queue_index` unchecked.
         let rcu = rcu::read_lock();
         if dev.flags() & sys::IFF_UP == 0 {
+            pkt.drop_reason(DropReason::DEV_READY);
             return Err(drop(EIO));
         }
         let queue_index = tfile.queue_index.load(Ordering::Relaxed);
@@ -530,6 +533,26 @@ impl core::ops::DerefMut for Locked<'_> {
         match self {
             Locked::Skb(s) => s,
             Locked::Frags(f) => f,
+        }
+    }
+}
+
+impl Pkt<'_> {
+    /// `kfree_skb_reason()`: a drop, and why.
+    fn drop_reason(self, reason: DropReason) {
+        match self {
+            Pkt::Skb(s) => s.drop_reason(reason),
+            Pkt::Frags(f) => f.drop_reason(reason),
+        }
+    }
+}
+
+impl Locked<'_> {
+    /// `kfree_skb_reason()`: a drop, and why (the frags mutex goes too).
+    fn drop_reason(self, reason: DropReason) {
+        match self {
+            Locked::Skb(s) => s.drop_reason(reason),
+            Locked::Frags(f) => f.drop_reason(reason),
         }
     }
 }

@@ -8,8 +8,8 @@
 use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
 use crate::sys::{
-    compat, poll, rcu, smp_mb__after_atomic, BhOff, FasyncBand, NetDevOps, Rtnl, SkBuff, Stats64,
-    TunSecurity, TxResult,
+    compat, poll, rcu, smp_mb__after_atomic, BhOff, DropReason, FasyncBand, NetDevOps, Rtnl,
+    SkBuff, Stats64, TunSecurity, TxResult,
 };
 use crate::txfilter::ETH_ALEN;
 use crate::{ioctl, queue, rps, Tun, TunDev, TunFile};
@@ -152,7 +152,8 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
         .get(usize::from(txq))
         .and_then(|slot| slot.get(&rcu))
     else {
-        return tun_net_xmit_drop(dev, skb);
+        // Drop the packet if no file is attached.
+        return tun_net_xmit_drop(dev, skb, DropReason::DEV_READY);
     };
 
     tun_automq_xmit::<UNGUARDED>(tun, &skb, &rcu);
@@ -160,18 +161,18 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
     // Drop if the TAP filter (`TUNSETTXFILTER`) does not like it; one load
     // while it is off (only TAPs can turn it on).
     if tun.txflt.is_on() && !tun.txflt.check(skb.head::<ETH_ALEN>().as_ref()) {
-        return tun_net_xmit_drop(dev, skb);
+        return tun_net_xmit_drop(dev, skb, DropReason::TAP_TXFILTER);
     }
     // The file's classic BPF filter (`TUNATTACHFILTER`), which may trim.
     if tfile.sock.has_filter() {
         skb = match tfile.sock.filter(skb) {
             Ok(skb) => skb,
-            Err(skb) => return tun_net_xmit_drop(dev, skb),
+            Err((skb, reason)) => return tun_net_xmit_drop(dev, skb, reason),
         };
     }
 
     if skb.orphan_frags_rx().is_err() {
-        return tun_net_xmit_drop(dev, skb);
+        return tun_net_xmit_drop(dev, skb, DropReason::SKB_UCOPY_FAULT);
     }
     skb.tx_timestamp();
     // Orphan the skb: we may hold it for an indefinite time.
@@ -189,7 +190,7 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
         // A rare case with `IFF_BACKPRESSURE` and a qdisc, but it can
         // happen (`lltx`); the skb was changed above (timestamp, orphan,
         // filter trim), so it is dropped, not given back (`NETDEV_TX_BUSY`).
-        return tun_net_xmit_drop(dev, skb);
+        return tun_net_xmit_drop(dev, skb, DropReason::FULL_RING);
     }
     // `dev->lltx`: we update the queue's `trans_start` ourselves.
     dev.txq_trans_cond_update(txq);
@@ -231,11 +232,12 @@ fn tun_ring_produce_backpressure(
     ret
 }
 
-/// The drop path of `tun_net_xmit()`: counted, and `skb_tx_error()` tells a
-/// zerocopy sender its data did not go out.
+/// The drop path of `tun_net_xmit()`: counted, `skb_tx_error()` tells a
+/// zerocopy sender its data did not go out, and the skb is freed with
+/// tun.c's reason for the drop (`kfree_skb_reason()`).
 #[cold]
-fn tun_net_xmit_drop(dev: &TunDev, skb: SkBuff) -> TxResult {
+fn tun_net_xmit_drop(dev: &TunDev, skb: SkBuff, reason: DropReason) -> TxResult {
     dev.core_stats_tx_dropped_inc();
-    skb.tx_error_drop();
+    skb.tx_error_drop(reason);
     TxResult::Dropped
 }

@@ -8,6 +8,12 @@ __rtun_helper void rtun_helper_kfree_skb(struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
+__rtun_helper void rtun_helper_kfree_skb_reason(struct sk_buff *skb,
+						enum skb_drop_reason reason)
+{
+	kfree_skb_reason(skb, reason);
+}
+
 /* An exported function with CONFIG_TRACEPOINTS, kfree_skb() without. */
 __rtun_helper void rtun_helper_consume_skb(struct sk_buff *skb)
 {

@@ -149,6 +149,33 @@ compile_error!(
     "the vnet header's byte order assumes a little-endian host (no CONFIG_TUN_VNET_CROSS_LE)"
 );
 
+/// `enum skb_drop_reason`: why a packet is dropped, as `kfree_skb_reason()`
+/// reports it (the `skb:kfree_skb` tracepoint, drop monitor, BPF). Only
+/// the reasons tun.c gives; its default, `NOT_SPECIFIED`, is what an
+/// [`SkBuff`] dropped without one reports (`kfree_skb()`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct DropReason(bindings::skb_drop_reason);
+
+impl DropReason {
+    /// No file behind the queue, or the device is down.
+    pub(crate) const DEV_READY: Self = Self(bindings::skb_drop_reason_SKB_DROP_REASON_DEV_READY);
+    /// The TAP address filter (`TUNSETTXFILTER`) refused the frame.
+    pub(crate) const TAP_TXFILTER: Self =
+        Self(bindings::skb_drop_reason_SKB_DROP_REASON_TAP_TXFILTER);
+    /// The queue's ring is full.
+    pub(crate) const FULL_RING: Self = Self(bindings::skb_drop_reason_SKB_DROP_REASON_FULL_RING);
+    /// Copying from (or orphaning the pages of) user memory failed.
+    pub(crate) const SKB_UCOPY_FAULT: Self =
+        Self(bindings::skb_drop_reason_SKB_DROP_REASON_SKB_UCOPY_FAULT);
+    /// The link-layer header could not be pulled into the linear part.
+    pub(crate) const HDR_TRUNC: Self = Self(bindings::skb_drop_reason_SKB_DROP_REASON_HDR_TRUNC);
+
+    /// A reason C returned: `None` for `SKB_NOT_DROPPED_YET` (0).
+    pub(super) fn from_c(reason: bindings::skb_drop_reason) -> Option<Self> {
+        (reason != bindings::skb_drop_reason_SKB_NOT_DROPPED_YET).then_some(Self(reason))
+    }
+}
+
 /// An owned `struct sk_buff`: freed with `kfree_skb` (a drop) unless handed
 /// on ([`SkBuff::netif_receive_skb`], [`SkBuff::consume`], a ring).
 ///
@@ -385,12 +412,18 @@ impl SkBuff {
         unsafe { bindings::nf_reset_ct(self.as_ptr()) }
     }
 
-    /// `skb_tx_error()` then `kfree_skb()`: a transmit drop; a zerocopy
-    /// sender learns that its data did not go out.
-    pub(crate) fn tx_error_drop(self) {
-        // SAFETY: An skb we own (freed right after by `drop`).
+    /// `skb_tx_error()` then `kfree_skb_reason()`: a transmit drop; a
+    /// zerocopy sender learns that its data did not go out.
+    pub(crate) fn tx_error_drop(self, reason: DropReason) {
+        // SAFETY: An skb we own (freed right after).
         unsafe { bindings::skb_tx_error(self.as_ptr()) };
-        drop(self);
+        self.drop_reason(reason);
+    }
+
+    /// `kfree_skb_reason()`: a drop, and why.
+    pub(crate) fn drop_reason(self, reason: DropReason) {
+        // SAFETY: We own the skb and free it.
+        unsafe { bindings::kfree_skb_reason(self.into_raw(), reason.0) };
     }
 
     /// `netif_receive_skb()`: hands the packet to the stack, now, in this
@@ -451,7 +484,7 @@ impl Unfilled {
     }
 
     /// `skb_copy_datagram_from_iter()` of the whole packet: the skb, now
-    /// filled, or `EFAULT` (the skb is dropped).
+    /// filled, or `EFAULT` (the skb is dropped, `SKB_UCOPY_FAULT`).
     pub(crate) fn copy_from_iter(self, from: &mut IovIterSource<'_>) -> Result<SkBuff> {
         let p = core::mem::ManuallyDrop::new(self).0.as_ptr();
         // SAFETY: The skb is ours; `len` bytes of head and fragments are
@@ -465,6 +498,7 @@ impl Unfilled {
         if err == 0 {
             Ok(skb)
         } else {
+            skb.drop_reason(DropReason::SKB_UCOPY_FAULT);
             Err(EFAULT)
         }
     }

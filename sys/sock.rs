@@ -16,7 +16,7 @@
 use super::chrdev::Fasync;
 use super::napi::{HasNapi, NapiContext, NapiState};
 use super::netdev::netns::NetNs;
-use super::skb::{SkBuff, Unfilled};
+use super::skb::{DropReason, SkBuff, Unfilled};
 use super::skb_queue::SkbQueue;
 use super::sync::wait::WaitQueue;
 use super::{this_module, zeroed, KernelStatic};
@@ -350,15 +350,17 @@ impl Sock {
         unsafe { !ptr::read_volatile(ptr::addr_of!((*self.sk()).sk_filter)).is_null() }
     }
 
-    /// `sk_filter()`: runs the attached filter on `skb`, which it may trim;
-    /// `Err` gives back a packet the filter rejected.
-    pub(crate) fn filter(&self, skb: SkBuff) -> core::result::Result<SkBuff, SkBuff> {
+    /// `sk_filter_reason()`: runs the attached filter on `skb`, which it
+    /// may trim; `Err` gives back a packet the filter rejected, and why
+    /// (on 6.12, whose `sk_filter()` gives no reason, tun.c's
+    /// `SKB_DROP_REASON_SOCKET_FILTER`: the helper says so).
+    pub(crate) fn filter(&self, skb: SkBuff) -> core::result::Result<SkBuff, (SkBuff, DropReason)> {
         // SAFETY: A live socket and an skb we own; the filter runs under
         // its own RCU read section.
-        if unsafe { bindings::sk_filter(self.sk(), skb.as_ptr()) } == 0 {
-            Ok(skb)
-        } else {
-            Err(skb)
+        let reason = unsafe { bindings::sk_filter_reason(self.sk(), skb.as_ptr()) };
+        match DropReason::from_c(reason) {
+            None => Ok(skb),
+            Some(reason) => Err((skb, reason)),
         }
     }
 

@@ -301,6 +301,7 @@ const TEST_WEIGHTS: &[(&str, u32)] = &[
     ("_clients", 60),
     // Measured 20-52 s on the debug kernel (tun and rust_tun, kprobes).
     ("_lsm_hooks", 30),
+    ("_drop_reasons", 10),
 ];
 
 /// How a test's child process ended.

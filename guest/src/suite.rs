@@ -154,6 +154,7 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),
     ("lsm_hooks", lsm::t_lsm_hooks, &[RUST]),
+    ("drop_reasons", abi::drops::t_drop_reasons, &[RUST]),
     ("dropin_on_demand", clients::t_dropin_on_demand, &[DROPIN]),
     // The second driver: rust_dummy.ko beside the C dummy (dummy.rs).
     ("numdummies", dummy::t_numdummies, &[RUST_DUMMY, DUMMY]),

@@ -24,7 +24,7 @@ use crate::bindings;
 use crate::sys::errno;
 use crate::sys::netdev::device::NetDevice;
 use crate::sys::rcu;
-use crate::sys::skb::{IovIterSource, SkBuff};
+use crate::sys::skb::{DropReason, IovIterSource, SkBuff};
 use crate::sys::sock::Sock;
 use core::ffi::{c_int, c_uint, c_ulong};
 use core::mem::ManuallyDrop;
@@ -159,7 +159,7 @@ pub(crate) struct NapiFragsUnfilled<'a> {
 
 impl<'a> NapiFragsUnfilled<'a> {
     /// `skb_copy_datagram_from_iter()` of the frame: the filled skb, or
-    /// `EFAULT` (the skb is freed). May sleep (a user page fault), holding
+    /// `EFAULT` (the skb is freed, `SKB_UCOPY_FAULT`). May sleep (a user page fault), holding
     /// nothing but the skb.
     pub(crate) fn copy_from_iter(self, from: &mut IovIterSource<'_>) -> Result<NapiFrags<'a>> {
         // SAFETY: Our skb, laid out for `len` bytes (invariant); the
@@ -173,6 +173,7 @@ impl<'a> NapiFragsUnfilled<'a> {
             )
         };
         if err != 0 {
+            self.skb.drop_reason(DropReason::SKB_UCOPY_FAULT);
             return Err(EFAULT);
         }
         Ok(NapiFrags {
@@ -205,6 +206,11 @@ impl core::ops::DerefMut for NapiFrags<'_> {
 }
 
 impl<'a> NapiFrags<'a> {
+    /// `kfree_skb_reason()`: a drop, and why.
+    pub(crate) fn drop_reason(self, reason: DropReason) {
+        self.skb.drop_reason(reason);
+    }
+
     /// Takes the socket's frags mutex (tun.c's `napi_mutex`) for the hand
     /// over to GRO. May sleep: call it before entering the RCU read
     /// section in which [`NapiFragsLocked::gro_frags`] runs.
@@ -245,6 +251,17 @@ impl core::ops::DerefMut for NapiFragsLocked<'_> {
 }
 
 impl NapiFragsLocked<'_> {
+    /// `kfree_skb_reason()`, then the mutex goes: a drop, and why.
+    pub(crate) fn drop_reason(self, reason: DropReason) {
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: The skb is ours and the mutex held (invariant); `this`
+        // is not dropped, so this is the last use of either.
+        unsafe {
+            ManuallyDrop::take(&mut this.skb).drop_reason(reason);
+            this.sock.napi_unlock();
+        }
+    }
+
     /// The end of tun.c's `frags` branch: the Ethernet header back in
     /// front (`eth_type_trans()` pulled it), the headers the flow dissector
     /// finds (`eth_get_headlen()`) checked to be in the linear part, then
