@@ -138,6 +138,10 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("vnet_tnl_offload", vnet::tnl::t_vnet_tnl_offload, &[RUST, C]),
     ("vnet_tnl_write", vnet::tnl::t_vnet_tnl_write, &[RUST, C]),
     ("vnet_tnl_read", vnet::tnl::t_vnet_tnl_read, &[RUST, C]),
+    ("vnet_tnl_csum_write", vnet::tnl::t_vnet_tnl_csum_write, &[RUST, C]),
+    ("vnet_tnl_csum_read", vnet::tnl::t_vnet_tnl_csum_read, &[RUST, C]),
+    ("vnet_tnl6_write", vnet::tnl::t_vnet_tnl6_write, &[RUST, C]),
+    ("vnet_tnl6_read", vnet::tnl::t_vnet_tnl6_read, &[RUST, C]),
     ("napi_frags_frame_limit", vnet::napi::t_napi_frags_frame_limit, &[RUST, C]),
     // 7.3's IFF_BACKPRESSURE (skipped on 6.12).
     ("backpressure_flood", backpressure::t_bp_flood, &[RUST, C]),
