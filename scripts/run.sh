@@ -46,7 +46,7 @@ echo "== Linux $RT_SERIES: rust_tun and C tun (tun.ko of the same tree): pktgen 
 echo "These are guest instructions, not host time: QEMU -icount shift=0 makes a guest nanosecond one instruction,"
 echo "so pps = 1e9 / instructions per packet (both vCPUs: pktgen's transmit and the reader's read), the same on any"
 echo "host. Median of $boots boots. The full benchmarks (write path, RFS record step, GSO, memory): scripts/bench.sh,"
-echo "Documentation/benchmarks/results.md; where the instructions go: scripts/profile.sh."
+echo "Documentation/benchmarks/linux-$RT_SERIES/results.md; where the instructions go: scripts/profile.sh."
 awk '
 	{
 		for (i = 3; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }

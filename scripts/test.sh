@@ -212,7 +212,9 @@ prepare_kernel() { # prepare_kernel KERNEL: kernel, module, clients (a job)
 # host checks and suites.
 pending=("${suites[@]}")
 builds=()
-for k in 7.3-test 6.12-test 7.3-debug 6.12-debug; do
+# The debug kernels first: their suites are the longest, and on a fresh
+# machine the debug kernel's build and suites are the critical path.
+for k in 7.3-debug 6.12-debug 7.3-test 6.12-test; do
 	[ "$k" = "$main_kernel" ] || ! need_kernel "$k" || builds+=("$k")
 done
 start_job() { # start_job NAME COMMAND...
