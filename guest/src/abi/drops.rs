@@ -147,7 +147,7 @@ fn operations(n: Node, tr: &KfreeSkbTrace) -> Result<Vec<Reasons>, String> {
     attach_prog(t.fd(), &[bpf_ret(0)]).map_err(|e| format!("TUNATTACHFILTER: {e}"))?;
     out.push(tr.during(m, || pk.send(&frame([2, 0, 0, 0, 0, 1])))?);
     ioctl_val(t.fd(), TUNDETACHFILTER, 0).map_err(|e| format!("TUNDETACHFILTER: {e}"))?;
-    sh("ip link set rt-dr3 txqueuelen 4")?;
+    sh("ip link set rt-dr3 qlen 4")?;
     drain(&t);
     out.push(tr.during(m, || (0..6).try_for_each(|_| pk.send(&frame([2, 0, 0, 0, 0, 1]))))?);
     let queued = drain(&t).len();
