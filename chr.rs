@@ -5,12 +5,14 @@
 //! write (`tun_chr_write_iter`, `tun_get_user`, `tun_flow_update`), poll;
 //! the ioctls are `ioctl.rs`.
 
+mod pkt;
+
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue};
 use crate::sys::{
     self, errno, poll, rcu, DropReason, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource,
-    NapiFrags, NapiFragsLocked, NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile,
-    SkBuff, SkbRing, Sock, VnetHdr, WaitQueue,
+    NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock,
+    VnetHdr, WaitQueue,
 };
 use crate::vnet::{
     __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, NETIF_F_GSO_UDP_TUNNEL,
@@ -24,6 +26,7 @@ use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
+use pkt::{Locked, Pkt};
 
 /// The largest write we accept: `MAX_MTU` plus an Ethernet and a VLAN
 /// header. tun.c takes larger writes (with a larger linear part) and lets
@@ -501,79 +504,6 @@ fn tun_get_user(
 /// does in tun.c.
 fn tun_rx_batched(skb: SkBuff) {
     skb.netif_receive_skb(&sys::BhDisabled::new())
-}
-
-/// A written packet: an skb of our own, or (`IFF_NAPI_FRAGS`) one taken
-/// from the NAPI context, which must go back through it. Both read as
-/// [`SkBuff`].
-enum Pkt<'a> {
-    Skb(SkBuff),
-    Frags(NapiFrags<'a>),
-}
-
-/// A written packet ready for delivery: the `IFF_NAPI_FRAGS` one with its
-/// context's mutex held.
-enum Locked<'a> {
-    Skb(SkBuff),
-    Frags(NapiFragsLocked<'a>),
-}
-
-impl core::ops::Deref for Locked<'_> {
-    type Target = SkBuff;
-    fn deref(&self) -> &SkBuff {
-        match self {
-            Locked::Skb(s) => s,
-            Locked::Frags(f) => f,
-        }
-    }
-}
-
-impl core::ops::DerefMut for Locked<'_> {
-    fn deref_mut(&mut self) -> &mut SkBuff {
-        match self {
-            Locked::Skb(s) => s,
-            Locked::Frags(f) => f,
-        }
-    }
-}
-
-impl Pkt<'_> {
-    /// `kfree_skb_reason()`: a drop, and why.
-    fn drop_reason(self, reason: DropReason) {
-        match self {
-            Pkt::Skb(s) => s.drop_reason(reason),
-            Pkt::Frags(f) => f.drop_reason(reason),
-        }
-    }
-}
-
-impl Locked<'_> {
-    /// `kfree_skb_reason()`: a drop, and why (the frags mutex goes too).
-    fn drop_reason(self, reason: DropReason) {
-        match self {
-            Locked::Skb(s) => s.drop_reason(reason),
-            Locked::Frags(f) => f.drop_reason(reason),
-        }
-    }
-}
-
-impl core::ops::Deref for Pkt<'_> {
-    type Target = SkBuff;
-    fn deref(&self) -> &SkBuff {
-        match self {
-            Pkt::Skb(s) => s,
-            Pkt::Frags(f) => f,
-        }
-    }
-}
-
-impl core::ops::DerefMut for Pkt<'_> {
-    fn deref_mut(&mut self) -> &mut SkBuff {
-        match self {
-            Pkt::Skb(s) => s,
-            Pkt::Frags(f) => f,
-        }
-    }
 }
 
 /// `tun_chr_write_iter()`.
