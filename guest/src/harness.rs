@@ -284,6 +284,29 @@ pub fn wait_sysfs(name: &str, attr: &str, want: &str) -> bool {
     true
 }
 
+/// The tracefs directory holding `file` (e.g. `kprobe_events`,
+/// `events/skb/kfree_skb/enable`), mounting tracefs if neither place has
+/// it; `None` if this kernel has no such file (the test kernels have no
+/// tracing).
+pub fn tracefs_with(file: &str) -> Option<String> {
+    let has = |d: &str| std::path::Path::new(&format!("{d}/{file}")).exists();
+    if let Some(d) = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"].into_iter().find(|d| has(d)) {
+        return Some(d.to_string());
+    }
+    let _ = sh("mount -t tracefs tracefs /sys/kernel/tracing");
+    has("/sys/kernel/tracing").then(|| "/sys/kernel/tracing".to_string())
+}
+
+/// Expects `r` to fail with `errno` (`expect_errno!` as a function, for
+/// closures that return a `TestResult`).
+pub fn fails<T>(r: Result<T, i32>, errno: i32, what: &str) -> TestResult {
+    match r {
+        Err(e) if e == errno => Ok(()),
+        Err(e) => Err(format!("{what}: errno {e} ({}), expected {errno} ({})", errname(e), errname(errno))),
+        Ok(_) => Err(format!("{what}: succeeded, expected {errno} ({})", errname(errno))),
+    }
+}
+
 pub fn write_file(path: &str, val: &str) -> TestResult {
     std::fs::write(path, val).map_err(|e| format!("write {val} to {path}: {e}"))
 }

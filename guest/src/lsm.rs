@@ -31,18 +31,6 @@ struct HookProbes {
 }
 
 impl HookProbes {
-    /// Mounts tracefs if needed; `None` if this kernel cannot count the
-    /// hooks (no kprobe events, or the hooks are not functions).
-    fn tracing_dir() -> Option<String> {
-        for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-            if std::path::Path::new(&format!("{dir}/kprobe_events")).exists() {
-                return Some(dir.to_string());
-            }
-        }
-        let _ = sh("mount -t tracefs tracefs /sys/kernel/tracing");
-        std::path::Path::new("/sys/kernel/tracing/kprobe_events").exists().then(|| "/sys/kernel/tracing".to_string())
-    }
-
     fn new(tracing: String) -> Result<Self, String> {
         let p = HookProbes { tracing };
         // A killed earlier run may have left its probes.
@@ -103,15 +91,6 @@ fn show(c: &Counts) -> String {
     let s: Vec<String> =
         HOOKS.iter().zip(c).filter(|(_, &n)| n != 0).map(|(h, n)| format!("{}={n}", &h["security_tun_dev_".len()..])).collect();
     if s.is_empty() { "none".into() } else { s.join(" ") }
-}
-
-/// Expects `r` to fail with `errno`.
-fn fails(r: Result<impl Sized, i32>, errno: i32, what: &str) -> TestResult {
-    match r {
-        Err(e) if e == errno => Ok(()),
-        Err(e) => Err(format!("{what}: errno {e} ({}), expected {}", errname(e), errname(errno))),
-        Ok(_) => Err(format!("{what}: succeeded, expected {}", errname(errno))),
-    }
 }
 
 /// The operations, each measured alone on `n`: (what, hooks reached).
@@ -201,7 +180,7 @@ const DIFFERENCES: &[(&str, &str, i64)] = &[];
 /// the reference, on the same kernel), but for [`DIFFERENCES`]; every blob
 /// allocated is freed; and tun reached every hook (the probes work).
 pub fn t_lsm_hooks(_: Node) -> TestResult {
-    let Some(tracing) = HookProbes::tracing_dir() else {
+    let Some(tracing) = tracefs_with("kprobe_events") else {
         skip!("no kprobe_events (CONFIG_KPROBE_EVENTS=n): the LSM hooks cannot be counted here");
     };
     let kallsyms = std::fs::read_to_string("/proc/kallsyms").map_err(|e| e.to_string())?;

@@ -20,15 +20,9 @@ struct KfreeSkbTrace {
 }
 
 impl KfreeSkbTrace {
-    /// Mounts tracefs if needed; `None` if this kernel has no such event.
+    /// `None` if this kernel has no such event.
     fn open() -> Option<Self> {
-        let has = |d: &str| std::path::Path::new(&format!("{d}/events/skb/kfree_skb/enable")).exists();
-        let dir = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"].into_iter().find(|d| has(d)).map(str::to_string);
-        let dir = dir.or_else(|| {
-            let _ = sh("mount -t tracefs tracefs /sys/kernel/tracing");
-            has("/sys/kernel/tracing").then(|| "/sys/kernel/tracing".to_string())
-        })?;
-        Some(KfreeSkbTrace { dir })
+        tracefs_with("events/skb/kfree_skb/enable").map(|dir| KfreeSkbTrace { dir })
     }
 
     fn enable(&self, on: bool) -> TestResult {
@@ -70,14 +64,6 @@ fn show(r: &Reasons) -> String {
         return "none".into();
     }
     r.iter().map(|(k, v)| format!("{k}x{v}")).collect::<Vec<_>>().join(" ")
-}
-
-/// Expects `r` to fail with `errno`.
-fn fails(r: Result<usize, i32>, errno: i32, what: &str) -> TestResult {
-    match r {
-        Err(e) if e == errno => Ok(()),
-        other => Err(format!("{what}: {other:?}, expected errno {errno} ({})", errname(errno))),
-    }
 }
 
 /// `writev(2)` of `iov` (address, length) pairs; the errno on failure.

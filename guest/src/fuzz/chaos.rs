@@ -109,7 +109,19 @@ pub fn chaos_step(w: &Mutex<World>, node: &str, rng: &mut Rng) -> (String, Resul
                     });
                     (format!("read {p}"), r, false)
                 }
-                Err(e) => (format!("open {p}"), if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EACCES | libc::ENXIO | libc::EPERM)) { Ok(0) } else { Err(e.raw_os_error().unwrap_or(0)) }, false),
+                // The file went between listing and open: ENOENT; a sysfs
+                // file of a device being unregistered, whose kernfs node is
+                // deactivated but not yet unlinked: ENODEV (kernfs_fop_open's
+                // failed kernfs_get_active(), any driver; seen on 6.12).
+                Err(e) => (
+                    format!("open {p}"),
+                    if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENODEV | libc::EACCES | libc::ENXIO | libc::EPERM)) {
+                        Ok(0)
+                    } else {
+                        Err(e.raw_os_error().unwrap_or(0))
+                    },
+                    false,
+                ),
             }
         }
         2 => {
