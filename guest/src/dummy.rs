@@ -274,13 +274,6 @@ pub fn t_tx_stats(n: Node) -> TestResult {
 
 /// `SIOCSIFHWADDR` on `name`: `family`, `addr`.
 fn set_hwaddr(name: &str, family: u16, addr: [u8; 6]) -> Result<(), i32> {
-    #[repr(C)]
-    struct IfReqAddr {
-        name: [u8; 16],
-        family: u16,
-        data: [u8; 14],
-        pad: [u8; 8],
-    }
     let mut r = IfReqAddr { name: [0; 16], family, data: [0; 14], pad: [0; 8] };
     let len = name.len().min(15);
     r.name[..len].copy_from_slice(&name.as_bytes()[..len]);

@@ -282,14 +282,6 @@ pub fn t_read_pos(n: Node) -> TestResult {
 /// `sa_data` and the union's tail stay the caller's. A detached queue
 /// still answers; a file without a device is `EBADFD`.
 pub fn t_hwaddr_bytes(n: Node) -> TestResult {
-    #[repr(C)]
-    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-    struct IfReqAddr {
-        name: [u8; 16],
-        family: u16,
-        data: [u8; 14],
-        pad: [u8; 8],
-    }
     let filled = IfReqAddr { name: *b"zz-not-a-name\0\0\0", family: 0x7777, data: [0xaa; 14], pad: [0xbb; 8] };
     let get = |fd: RawFd| -> Result<IfReqAddr, i32> {
         let mut r = filled;

@@ -60,6 +60,17 @@ pub struct IfReq {
     pub pad: [u8; 22],
 }
 
+/// `struct ifreq` with `ifr_hwaddr`: the name, a `struct sockaddr`
+/// (family, 14 bytes of `sa_data`), padded to 40.
+#[repr(C)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct IfReqAddr {
+    pub name: [u8; 16],
+    pub family: u16,
+    pub data: [u8; 14],
+    pub pad: [u8; 8],
+}
+
 impl IfReq {
     /// A request for `name` with `flags`. In the NAPI run (`RTUN_NAPI=1`)
     /// every `TUNSETIFF` that names a device type asks for `IFF_NAPI` too
