@@ -22,6 +22,9 @@ ifneq ($(filter 6.12.%,$(KERNEL_RELEASE)),)
 RUST_ALLOWED := rust_allowed_features=arbitrary_self_types,lint_reasons,used_with_arg,asm_goto
 endif
 
+# A kernel built with GCC (Debian's: scripts/debian/rust-tun-dkms.sh) is
+# built against with `LLVM= CC=<its compiler> TOOLS=/usr` (that system's
+# bindgen); command-line variables reach the kernel's make as they are.
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) ARCH=x86_64 \
 	RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 	BINDGEN=$(TOOLS)/bin/bindgen CLIPPY_DRIVER=/usr/bin/clippy-driver \

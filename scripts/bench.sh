@@ -17,12 +17,14 @@
 # results.md and chart.svg, then prints each results.md.
 #
 # usage: scripts/bench.sh [--kernel SERIES] [XMIT_PACKETS] [WRITE_PACKETS]
-#   --kernel: only that series (default: both, 7.3 first)
+#   --kernel: only that series (default: both, 7.3 first); 7.3-debian is
+#   Debian's own kernel against its own tun.ko (scripts/build-debian.sh),
+#   written to Documentation/benchmarks/linux-7.3-debian/, not a default
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 series_list=("${RT_SERIES_ALL[@]}")
 if [ "${1:-}" = --kernel ]; then
-	rt_check_series "$2"
+	[ "$2" = 7.3-debian ] || rt_check_series "$2"
 	series_list=("$2")
 	shift 2
 fi
@@ -36,15 +38,23 @@ trap 'rm -rf "$logs"' EXIT
 bench_series() { # bench_series SERIES: every table on one kernel
 local series=$1 kdir mod=$logs/mod logs=$logs/$1
 mkdir -p "$logs"
-kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" "$series-test")
-# The module and the C micro-benchmark module, built in a copy for this
-# kernel (the work tree's build stays as it is).
+local kernel=$series-test
 rm -rf "$mod"
-rt_copy_module_sources "$mod"
-cp -r "$RT_TOP/bench" "$mod/" 2>/dev/null || true
-make -C "$mod" KDIR="$kdir" >&2
-make -C "$mod" KDIR="$kdir" bench >&2
-run() { RTUN_BENCH_DIR=$mod/bench bash "$RT_TOP/scripts/run-guest.sh" --kernel "$series-test" --module "$mod/rust_tun.ko" "$@"; }
+if [ "$series" = 7.3-debian ]; then
+	# Debian's kernel: the module as its users build it, and the C
+	# micro-benchmark module, both built in the trixie userland.
+	kernel=7.3-debian
+	kdir=$(bash "$RT_TOP/scripts/build-debian.sh" --bench-into "$mod")
+else
+	kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" "$kernel")
+	# The module and the C micro-benchmark module, built in a copy for this
+	# kernel (the work tree's build stays as it is).
+	rt_copy_module_sources "$mod"
+	cp -r "$RT_TOP/bench" "$mod/" 2>/dev/null || true
+	make -C "$mod" KDIR="$kdir" >&2
+	make -C "$mod" KDIR="$kdir" bench >&2
+fi
+run() { RTUN_BENCH_DIR=$mod/bench bash "$RT_TOP/scripts/run-guest.sh" --kernel "$kernel" --module "$mod/rust_tun.ko" "$@"; }
 # The xmit table's figures repeat to 0.05 % between boots of one guest
 # image, but move by up to 1 % -- C tun's as much as rust_tun's -- when
 # anything in the image changes (its memory layout decides where slab

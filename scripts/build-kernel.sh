@@ -23,6 +23,12 @@ kernel=$(rt_kernel_name "${1:-test}")
 series=$(rt_kernel_series "$kernel")
 flavor=$(rt_kernel_flavor "$kernel")
 rt_check_series "$series"
+# Debian's own kernel is not built here: its userland, prepared tree and
+# module come from scripts/build-debian.sh.
+if [ "$flavor" = debian ]; then
+	[ "$series" = 7.3 ] || rt_die "Debian's kernel is 7.3 ($RT_DEBIAN_KREL), not $series"
+	exec bash "$RT_TOP/scripts/build-debian.sh" $([ $print_only = 0 ] || echo --print-kdir)
+fi
 [ "$flavor" = test ] || [ -f "$RT_TOP/scripts/kconfig/$flavor.config" ] ||
 	rt_die "unknown kernel flavour '$flavor'"
 kdir=$(rt_kdir "$kernel")

@@ -70,10 +70,32 @@ rt_kernel_frags() {
 	[ "$flavor" = test ] || echo "$RT_TOP/scripts/kconfig/$flavor.config"
 }
 
+# Debian's own kernel (scripts/build-debian.sh): the kernel 7.3-debian, a
+# trixie userland with the toolchain Debian built it with (the versions its
+# .config names: rustc 1.85.1, bindgen 0.71.1, GCC 14.2, binutils 2.44,
+# pahole 1.30), its headers, source and modules from trixie-backports.
+RT_DEBIAN_KREL=7.3.4+deb13-amd64
+RT_DEBIAN_KVER=7.3.4-1~bpo13+1
+RT_DEBIAN_RUST=1.85.1+dfsg1-1+deb13u1
+RT_DEBIAN_PKGS=(
+	"linux-headers-$RT_DEBIAN_KREL=$RT_DEBIAN_KVER" "linux-source-7.3=$RT_DEBIAN_KVER"
+	"linux-modules-$RT_DEBIAN_KREL=$RT_DEBIAN_KVER"
+	"rustc=$RT_DEBIAN_RUST" "rust-src=$RT_DEBIAN_RUST" "rustfmt=$RT_DEBIAN_RUST"
+	"libstd-rust-dev=$RT_DEBIAN_RUST" "libstd-rust-1.85=$RT_DEBIAN_RUST"
+	bindgen=0.71.1-6 gcc-14=14.2.0-19 binutils=2.44-3 dwarves=1.30-1
+	make bc flex bison libelf-dev libssl-dev openssl kmod python3 xz-utils cpio
+)
+# Bump when scripts/build-debian.sh changes what it builds.
+RT_DEBIAN_RECIPE=1
+
 # Print the cache key of a kernel: everything that changes the build.
 rt_kernel_key() {
 	local series f
 	series=$(rt_kernel_series "$1")
+	if [ "$(rt_kernel_flavor "$1")" = debian ]; then
+		echo "debian $RT_DEBIAN_KREL ${RT_DEBIAN_PKGS[*]} recipe=$RT_DEBIAN_RECIPE" | sha256sum | cut -c1-16
+		return
+	fi
 	{
 		echo "series=$series $(rt_source_version "$series")"
 		"$RT_RUSTC" --version

@@ -61,11 +61,11 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-names_all=(debug1 debug2 test dropin napi runner)
+names_all=(debug1 debug2 test dropin napi runner debian debdropin)
 # The default matrix, longest first (the scheduler starts them in order).
 default_suites() { # default_suites [SERIES]: the default suites (of one series)
 	local s
-	for s in 7.3-debug1 7.3-debug2 7.3-test 6.12-test 7.3-dropin 7.3-napi 6.12-napi 6.12-dropin 7.3-runner; do
+	for s in 7.3-debug1 7.3-debug2 7.3-test 7.3-debian 6.12-test 7.3-dropin 7.3-debdropin 7.3-napi 6.12-napi 6.12-dropin 7.3-runner; do
 		[ -z "${1:-}" ] || [ "${s%%-*}" = "$1" ] || continue
 		echo "$s"
 	done
@@ -112,12 +112,15 @@ done
 # Expected wall time of each suite (s), measured on a 2-core machine of
 # this kind with two suites running at once (README); QEMU's limit is twice
 # it. The kernel each runs on, and its tests.sh arguments.
-declare -A NAME_EXPECT=([test]=300 [dropin]=150 [napi]=150 [runner]=30 [debug1]=600 [debug2]=600)
-declare -A NAME_FLAVOR=([test]=test [dropin]=test [napi]=test [runner]=test [debug1]=debug [debug2]=debug)
+declare -A NAME_EXPECT=([test]=300 [dropin]=150 [napi]=150 [runner]=30 [debug1]=600 [debug2]=600
+	[debian]=300 [debdropin]=150)
+declare -A NAME_FLAVOR=([test]=test [dropin]=test [napi]=test [runner]=test [debug1]=debug [debug2]=debug
+	[debian]=debian [debdropin]=debian)
 declare -A NAME_ARGS=([test]="" [dropin]="dropin" [napi]="napi RTUN_DRIVERS=rust"
 	[runner]="RTUN_SELFTEST=1 RTUN_TEST_TIMEOUT=20"
 	[debug1]="RTUN_DRIVERS=rust RTUN_SHARD=1/2"
-	[debug2]="RTUN_DRIVERS=rust RTUN_SHARD=2/2")
+	[debug2]="RTUN_DRIVERS=rust RTUN_SHARD=2/2"
+	[debian]="" [debdropin]="dropin")
 declare -A SUITE_EXPECT=() SUITE_KERNEL=() SUITE_ARGS=()
 for s in "${suites[@]}"; do
 	n=${s#*-}
@@ -196,6 +199,12 @@ clippy_clean() { # clippy_clean MAKE_ARGS...
 prepare_kernel() { # prepare_kernel KERNEL: kernel, module, clients (a job)
 	local kernel=$1 kd m=$work/mod-$1
 	kd=$(bash "$RT_TOP/scripts/build-kernel.sh" "$kernel") && [ -d "$kd" ] || return 1
+	# Debian's kernel: build-debian.sh built and installed the module in
+	# its userland (the user's command, rust-tun-dkms.sh).
+	if [ "${kernel#*-}" = debian ]; then
+		bash "$RT_TOP/scripts/build-clients.sh" "$kd" >/dev/null
+		return
+	fi
 	rt_copy_module_sources "$m" || return 1
 	# The other series' test kernel: its clippy build is its host check
 	# (it also builds the module); the debug kernels build the module only.
@@ -214,7 +223,7 @@ pending=("${suites[@]}")
 builds=()
 # The debug kernels first: their suites are the longest, and on a fresh
 # machine the debug kernel's build and suites are the critical path.
-for k in 7.3-debug 6.12-debug 7.3-test 6.12-test; do
+for k in 7.3-debug 6.12-debug 7.3-test 7.3-debian 6.12-test; do
 	[ "$k" = "$main_kernel" ] || ! need_kernel "$k" || builds+=("$k")
 done
 start_job() { # start_job NAME COMMAND...
@@ -271,6 +280,7 @@ fi
 # once.
 declare -A MODULE=()
 for k in 7.3-test 6.12-test 7.3-debug 6.12-debug; do MODULE[$k]=$work/mod-$k/rust_tun.ko; done
+MODULE[7.3-debian]=$(dirname "$(rt_kdir 7.3-debian)")/root/lib/modules/$RT_DEBIAN_KREL/updates/rust_tun.ko
 MODULE[$main_kernel]=$RT_TOP/rust_tun.ko
 bash "$RT_TOP/scripts/build-clients.sh" "$kdir" >/dev/null || { failed=$((failed + 1)); finish; }
 touch "$work/ready-$main_kernel"

@@ -96,7 +96,10 @@ pub(crate) const JUMP_LABELS: bool = cfg!(CONFIG_JUMP_LABEL);
 /// What a jump-label site of this module currently holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SiteInsn {
-    /// The 5-byte NOP: the branch is not taken.
+    /// A NOP: the branch is not taken. The 5-byte one (this module's guard
+    /// sites, and C's without objtool), or the 2-byte one C's sites may be
+    /// shrunk to (objtool's jump-label hack, `JUMP_LABEL_NOP_SIZE` 2: a
+    /// GCC-built kernel's own static branches, inlined into the C helpers).
     Nop,
     /// A `JMP`; `to_target` says whether it lands on the entry's target.
     Jmp { to_target: bool },
@@ -106,7 +109,10 @@ pub(crate) enum SiteInsn {
 
 /// One entry of this module's `__jump_table`.
 pub(crate) struct JumpSite {
-    /// The key's name, if it is one this module knows.
+    /// The key's name if it is one of the guards' (`rps_needed`,
+    /// `rfs_needed`), else `other`: a static branch of a C inline in the
+    /// helpers (a tracepoint, a feature key), which a kernel configured
+    /// with them compiles into this module's table too.
     pub(crate) key: &'static str,
     /// The key's enable count (`static_key_count()`).
     pub(crate) key_count: i32,
@@ -140,7 +146,7 @@ pub(crate) fn for_each_jump_site(mut f: impl FnMut(usize, JumpSite)) {
             // valid, so a racy read sees some valid byte.
             let bytes = unsafe { ptr::read_volatile(code as *const [u8; 5]) };
             let insn = match bytes {
-                [0x0f, 0x1f, 0x44, 0x00, 0x00] => SiteInsn::Nop,
+                [0x0f, 0x1f, 0x44, 0x00, 0x00] | [0x66, 0x90, ..] => SiteInsn::Nop,
                 [0xe9, a, b, c, d] => SiteInsn::Jmp {
                     to_target: code
                         .wrapping_add(5)
@@ -177,7 +183,7 @@ fn key_name(key: *const c_void) -> &'static str {
     } else if ptr::eq(key, ptr::addr_of!(bindings::rfs_needed).cast()) {
         "rfs_needed"
     } else {
-        "?"
+        "other"
     }
 }
 

@@ -31,7 +31,22 @@ pub fn t_clients(n: Node) -> TestResult {
         println!("# {l}");
     }
     let ok = |c: &str| results.iter().any(|l| *l == format!("CLIENT {c} ok"));
-    let want = ["iproute2", "socat", "openvpn", "wireguard-go", "tun-selftest", "tun32"];
+    let mut want = vec!["iproute2", "socat", "openvpn", "wireguard-go", "tun-selftest", "tun32"];
+    // The topologies users build (a tap in a bridge with a veth to another
+    // namespace, VLAN over a tap, wireguard-go over veth) need the bridge,
+    // veth and 8021q modules: Debian's kernel has them, the test kernels
+    // do not. There each must run and pass, and everywhere each that ran.
+    let ran: Vec<String> = text
+        .lines()
+        .find_map(|l| l.strip_prefix("RTUN-TOPOLOGIES:"))
+        .map(|t| t.split_whitespace().take_while(|w| !w.starts_with("none")).map(|w| format!("topology-{w}")).collect())
+        .unwrap_or_default();
+    if std::fs::read_to_string("/etc/rtun-flavor").is_ok_and(|f| f.trim() == "debian") {
+        for t in ["topology-bridge", "topology-vlan", "topology-wg-veth"] {
+            check!(ran.iter().any(|r| r == t), "{t} did not run on Debian's kernel");
+        }
+    }
+    want.extend(ran.iter().map(String::as_str));
     let missing: Vec<&str> = want.iter().copied().filter(|c| !ok(c)).collect();
     if !out.status.success() || !missing.is_empty() {
         for l in text.lines().rev().take(60).collect::<Vec<_>>().iter().rev() {

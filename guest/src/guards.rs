@@ -25,7 +25,17 @@ pub fn t_jump_sites(_: Node) -> TestResult {
     sites_are("rps_needed", "nop")?;
     sites_are("rfs_needed", "nop")?;
     let sites = jump_sites()?;
-    check!(sites.iter().all(|(k, _)| k == "rps_needed" || k == "rfs_needed"), "unknown sites: {sites:?}");
+    // The guards' sites, and C's: the kernel headers' own static branches
+    // inlined into the C helpers (Debian's kernel: tracepoints, feature
+    // keys), each a valid patched instruction.
+    check!(
+        sites.iter().all(|(k, i)| k == "rps_needed" || k == "rfs_needed" || (k == "other" && (i == "nop" || i == "jmp"))),
+        "unknown sites: {sites:?}"
+    );
+    let other = sites.iter().filter(|(k, _)| k == "other").count();
+    if other > 0 {
+        println!("# {other} sites of other keys (static branches of the C helpers' inlines)");
+    }
     write_file(RPS_SOCK_FLOW_ENTRIES, "32768")?;
     sites_are("rps_needed", "jmp")?;
     sites_are("rfs_needed", "jmp")?;

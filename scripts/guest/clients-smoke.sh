@@ -173,14 +173,14 @@ pings() { # pings NS ADDR
 	[ "${rx:-0}" = 5 ]
 }
 
-# 256 KiB of random bytes over TCP from namespace a to ADDR in namespace b,
-# compared with what was sent.
-xfer() { # xfer ADDR
+# 256 KiB of random bytes over TCP from namespace FROM (default a) to ADDR
+# in namespace TO (default b), compared with what was sent.
+xfer() { # xfer ADDR [FROM TO]
 	local lp rc
 	rm -f /tmp/rx
-	$IP netns exec b timeout 120 $SOCAT -u TCP-LISTEN:7000,reuseaddr OPEN:/tmp/rx,creat,trunc &
+	$IP netns exec "${3:-b}" timeout 120 $SOCAT -u TCP-LISTEN:7000,reuseaddr OPEN:/tmp/rx,creat,trunc &
 	lp=$!
-	$IP netns exec a timeout 120 $SOCAT -u OPEN:/tmp/tx TCP:"$1":7000,retry=30,interval=1
+	$IP netns exec "${2:-a}" timeout 120 $SOCAT -u OPEN:/tmp/tx TCP:"$1":7000,retry=30,interval=1
 	rc=$?
 	# A client that could not connect leaves the listener waiting.
 	[ $rc = 0 ] || kill $lp 2>/dev/null
@@ -371,6 +371,122 @@ else
 fi
 if [ -z "$why" ]; then ok wireguard-go; else fail wireguard-go "${why#; }"; fi
 
+# --- topologies users build (where the kernel has the modules: Debian's) ----
+# A module of the booted kernel's, loaded if it is there (run-guest.sh copies
+# Debian's bridge, veth, 8021q and what they need).
+have_mod() { # have_mod NAME...
+	local m
+	for m in "$@"; do
+		grep -q "^$m " /proc/modules || { [ -f "/lib/modules/$m.ko" ] && modprobe "$m"; } || return 1
+	done
+}
+topologies=
+# libvirt's default layout: the VM's tap (vnet0) in a bridge on the host,
+# the bridge's other port a veth whose peer is in another namespace (the
+# LAN). The "VM" is a tap in namespace vm joined to vnet0 by socat over a
+# UNIX datagram socket pair (QEMU's part); both taps are the driver's.
+if have_mod bridge veth; then
+	topologies="$topologies bridge"
+	echo "=== topology bridge: vm -- tap vnet0 -- br0 -- veth -- lan"
+	why=
+	for ns in h vm lan; do
+		$IP netns add $ns && $IP -n $ns link set lo up || why="$why; netns $ns"
+		$IP netns exec $ns sh -c 'for c in all default; do echo 1 >/proc/sys/net/ipv6/conf/$c/disable_ipv6; done'
+	done
+	$IP -n h link add br0 type bridge && $IP -n h link set br0 up || why="$why; no bridge br0"
+	$IP -n h link add veth0 type veth peer name veth1 netns lan || why="$why; no veth pair"
+	$IP -n h link set veth0 master br0 up
+	$IP -n lan addr add 10.6.0.2/24 dev veth1 && $IP -n lan link set veth1 up || why="$why; veth1 not up"
+	rm -f /tmp/br-vm /tmp/br-h
+	start socat-br-h h $SOCAT -d TUN,tun-type=tap,iff-no-pi,tun-name=vnet0,up \
+		UNIX-SENDTO:/tmp/br-vm,bind=/tmp/br-h
+	start socat-br-vm vm $SOCAT -d TUN:10.6.0.1/24,tun-type=tap,iff-no-pi,tun-name=eth0,up \
+		UNIX-SENDTO:/tmp/br-h,bind=/tmp/br-vm
+	wait_for 30 test -S /tmp/br-h -a -S /tmp/br-vm || why="$why; socket pair not bound"
+	wait_for 30 $IP -n h link show vnet0 || why="$why; no vnet0"
+	$IP -n h link set vnet0 master br0 || why="$why; vnet0 not enslaved to br0"
+	wait_for 30 has_addr vm eth0 10.6.0.1 || why="$why; the VM's eth0 not up"
+	# The bridge forwards once its ports are forwarding (no STP: at once).
+	wait_for 30 sh -c "$IP -n h -d link show vnet0 | grep -q 'state forwarding'" ||
+		why="$why; vnet0 not forwarding in br0"
+	$IP -n h -d link show vnet0 | grep -E 'bridge_slave|state'
+	flags socat-br-h h vnet0
+	pings vm 10.6.0.2 || why="$why; no ping replies from the LAN through the bridged tap"
+	xfer 10.6.0.2 vm lan || why="$why; TCP transfer VM -> LAN through the bridged tap failed"
+	xfer 10.6.0.1 lan vm || why="$why; TCP transfer LAN -> VM through the bridged tap failed"
+	# The bridge learnt the VM's address on the tap's port.
+	vmmac=$($IP -n vm link show eth0 | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+	$IP netns exec h /usr/bin/bridge fdb show br br0 | grep "$vmmac dev vnet0" ||
+		why="$why; br0 did not learn the VM's address ($vmmac) on vnet0"
+	if [ -z "$why" ]; then ok topology-bridge; else fail topology-bridge "${why#; }"; fi
+fi
+# 802.1Q over a tap: VLAN 42 on the wire's taps (the tags cross the driver:
+# tun and rust_tun put the offloaded tag back into the frame they hand the
+# reader, and take it from the frame written).
+if have_mod 8021q; then
+	topologies="$topologies vlan"
+	echo "=== topology vlan: wire0.42 over the taps of the wire"
+	why=
+	if [ $wire = 1 ]; then
+		for side in a:1 b:2; do
+			ns=${side%:*}
+			$IP -n $ns link add link wire0 name wire0.42 type vlan id 42 || why="$why; no vlan in $ns"
+			$IP -n $ns addr add 192.168.42.${side#*:}/24 dev wire0.42
+			$IP -n $ns link set wire0.42 up || why="$why; wire0.42 not up in $ns"
+		done
+		$IP -n a -d link show wire0.42 | grep -q 'vlan protocol 802.1Q id 42' || why="$why; wire0.42 is not VLAN 42"
+		pings a 192.168.42.2 || why="$why; no ping replies over VLAN 42"
+		xfer 192.168.42.2 || why="$why; TCP transfer over VLAN 42 failed"
+		for ns in a b; do $IP -n $ns link del wire0.42; done
+	else
+		why="the wire (socat) is down"
+	fi
+	if [ -z "$why" ]; then ok topology-vlan; else fail topology-vlan "${why#; }"; fi
+fi
+# wireguard-go between two namespaces over a veth pair (no socat wire): the
+# tunnel's devices are the driver's, its underlay a kernel veth.
+if have_mod veth; then
+	topologies="$topologies wg-veth"
+	echo "=== topology wg-veth: wireguard-go in c and d over veth"
+	why=
+	for ns in c d; do
+		$IP netns add $ns && $IP -n $ns link set lo up || why="$why; netns $ns"
+		$IP netns exec $ns sh -c 'for c in all default; do echo 1 >/proc/sys/net/ipv6/conf/$c/disable_ipv6; done'
+	done
+	$IP -n c link add vc type veth peer name vd netns d || why="$why; no veth pair"
+	$IP -n c addr add 192.168.55.1/24 dev vc && $IP -n c link set vc up
+	$IP -n d addr add 192.168.55.2/24 dev vd && $IP -n d link set vd up
+	for ns in c d; do
+		(umask 077 && /usr/bin/wg genkey >/tmp/wg-$ns.key)
+		/usr/bin/wg pubkey </tmp/wg-$ns.key >/tmp/wg-$ns.pub
+		start wireguard-go-$ns $ns env WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 \
+			/usr/bin/wireguard-go -f wg$ns
+	done
+	for side in c:1:d:2 d:2:c:1; do
+		ns=${side%%:*}
+		rest=${side#*:}
+		me=${rest%%:*}
+		rest=${rest#*:}
+		peer=${rest%%:*}
+		pn=${rest#*:}
+		wait_for 60 test -S /var/run/wireguard/wg$ns.sock || why="$why; wireguard-go in $ns has no UAPI socket"
+		sleep 2
+		$IP netns exec $ns /usr/bin/wg set wg$ns private-key /tmp/wg-$ns.key listen-port 51821 \
+			peer "$(cat /tmp/wg-$peer.pub)" endpoint 192.168.55.$pn:51821 allowed-ips 10.5.0.$pn/32 ||
+			why="$why; wg set in $ns failed"
+		$IP -n $ns addr add 10.5.0.$me/24 dev wg$ns || why="$why; no address on wg$ns"
+		$IP -n $ns link set wg$ns up || why="$why; wg$ns not up"
+	done
+	if [ -z "$why" ]; then
+		pings c 10.5.0.2 || why="$why; no ping replies through wireguard over veth"
+		xfer 10.5.0.2 c d || why="$why; TCP transfer through wireguard over veth failed"
+		$IP netns exec c /usr/bin/wg show wgc | grep -E 'transfer|handshake'
+	fi
+	[ -z "$why" ] || tail -20 /tmp/wireguard-go-c.log /tmp/wireguard-go-d.log
+	if [ -z "$why" ]; then ok topology-wg-veth; else fail topology-wg-veth "${why#; }"; fi
+fi
+echo "RTUN-TOPOLOGIES:${topologies:- none (the kernel has no bridge, veth or 8021q modules)}"
+
 # Memory with every tunnel up (run-guest.sh gives the test kernel 1 GiB).
 grep MemAvailable /proc/meminfo
 stop_all
@@ -435,8 +551,14 @@ else
 fi
 
 # --- teardown: no device, no process, the module unloads ---------------------
-for ns in a b; do
-	$IP netns del $ns
+for ns in a b h vm lan c d; do
+	[ ! -e /var/run/netns/$ns ] || $IP netns del $ns
+done
+# The namespaces' devices go in a workqueue: give them time to leave.
+n=10
+while ls /sys/class/net | grep -qvxE 'lo|sit0' && [ $n -gt 0 ]; do
+	sleep 1
+	n=$((n - 1))
 done
 left=$(ls /sys/class/net | grep -vxE 'lo|sit0')
 [ -z "$left" ] || { echo "devices left: $left"; fails=$((fails + 1)); }
