@@ -27,7 +27,12 @@
 #   debug1/2 the debug kernel (KASAN, lockdep, kmemleak, DEBUG_NET, refcount
 #            trackers, ...; and no jump labels: the guards' fallback), rust_tun
 #            only, in two guests at once                     [RTUN_DRIVERS=rust RTUN_SHARD=I/2]
-# By default: every suite on 7.3; on 6.12 test, dropin and napi (its own
+#   debian   Debian's own kernel (7.3.4+deb13-amd64: its vmlinuz, tun.ko and
+#            modules; rust_tun built for it by scripts/build-debian.sh, as a
+#            user builds it): side by side with Debian's tun.ko
+#   debdropin  the same kernel, rust_tun as /dev/net/tun       [dropin]
+#            (both 7.3 only: SERIES-debian is 7.3-debian)
+# By default: every suite on 7.3 (Debian's kernel included); on 6.12 test, dropin and napi (its own
 # tun.ko the reference there, the same driver files built for 6.12). The
 # debug suites of 6.12 (6.12-debug1, 6.12-debug2) and 7.3's are the same
 # driver code under KASAN; they run on request (--suite), not by default,
@@ -106,6 +111,7 @@ else
 fi
 for s in "${suites[@]}"; do
 	rt_check_series "${s%%-*}"
+	case $s in *-debian | *-debdropin) [ "${s%%-*}" = 7.3 ] || rt_die "Debian's kernel is 7.3: no suite '$s'" ;; esac
 	[[ " ${names_all[*]} " == *" ${s#*-} "* ]] || rt_die "unknown suite '$s' (SERIES-NAME: ${names_all[*]})"
 done
 
@@ -113,7 +119,7 @@ done
 # this kind with two suites running at once (README); QEMU's limit is twice
 # it. The kernel each runs on, and its tests.sh arguments.
 declare -A NAME_EXPECT=([test]=300 [dropin]=150 [napi]=150 [runner]=30 [debug1]=600 [debug2]=600
-	[debian]=300 [debdropin]=150)
+	[debian]=400 [debdropin]=200)
 declare -A NAME_FLAVOR=([test]=test [dropin]=test [napi]=test [runner]=test [debug1]=debug [debug2]=debug
 	[debian]=debian [debdropin]=debian)
 declare -A NAME_ARGS=([test]="" [dropin]="dropin" [napi]="napi RTUN_DRIVERS=rust"

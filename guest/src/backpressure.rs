@@ -30,12 +30,36 @@ const SETTLE: Duration = Duration::from_millis(300);
 /// How long a test waits for something that must happen.
 const WAIT: Duration = Duration::from_secs(3);
 
-/// Skips the test where tun.c has no `IFF_BACKPRESSURE` (6.12).
-fn need_backpressure() -> TestResult {
+const DEFAULT_QDISC: &str = "/proc/sys/net/core/default_qdisc";
+
+/// The kernel's default qdisc set to `pfifo_fast` for as long as it lives,
+/// then put back. The tests' expectations are `pfifo_fast`'s (the test
+/// kernels have no `NET_SCHED` and no other); a kernel with `NET_SCHED` may
+/// default to another (Debian's: `fq_codel`, which holds 10240 packets
+/// whatever `txqueuelen` is, and never becomes `noqueue`).
+struct PfifoFastDefault(Option<String>);
+
+impl Drop for PfifoFastDefault {
+    fn drop(&mut self) {
+        if let Some(old) = &self.0 {
+            let _ = std::fs::write(DEFAULT_QDISC, old);
+        }
+    }
+}
+
+/// Skips the test where tun.c has no `IFF_BACKPRESSURE` (6.12); else makes
+/// `pfifo_fast` the default qdisc of the devices the test brings up.
+fn need_backpressure() -> Result<PfifoFastDefault, String> {
     if !kernel_has_backpressure() {
         skip!("IFF_BACKPRESSURE is 7.3's: this kernel's tun.c has no such flag");
     }
-    Ok(())
+    match std::fs::read_to_string(DEFAULT_QDISC) {
+        Ok(old) if old.trim() != "pfifo_fast" => {
+            std::fs::write(DEFAULT_QDISC, "pfifo_fast").map_err(|e| format!("{DEFAULT_QDISC}: {e}"))?;
+            Ok(PfifoFastDefault(Some(old.trim().to_string())))
+        }
+        _ => Ok(PfifoFastDefault(None)),
+    }
 }
 
 /// Opens a non-blocking queue file of TUN device `name` (no packet
@@ -161,7 +185,7 @@ fn range(r: std::ops::Range<u32>) -> Vec<u32> {
 /// gets everything the qdisc held, in order, still with no drop at the
 /// device.
 pub fn t_bp_flood(n: Node) -> TestResult {
-    need_backpressure()?;
+    let _qdisc = need_backpressure()?;
     let t = open_q(n, "rt-bp0", 0)?;
     link_up("rt-bp0", 120)?;
     let mut f = Flow::new("10.120.0.2")?;
@@ -200,7 +224,7 @@ pub fn t_bp_flood(n: Node) -> TestResult {
 /// qdisc still holds the flow, one more read and it sends it on, and the
 /// reader gets every datagram in order with no drop.
 pub fn t_bp_wake_half_ring(n: Node) -> TestResult {
-    need_backpressure()?;
+    let _qdisc = need_backpressure()?;
     let t = open_q(n, "rt-bpw0", IFF_BACKPRESSURE)?;
     link_up("rt-bpw0", 122)?;
     let mut f = Flow::new("10.122.0.2")?;
@@ -305,7 +329,7 @@ fn check_reattached(name: &str, b: &Tun, c: &Tun, f: &mut Flow) -> TestResult {
 /// (`IFF_ATTACH_QUEUE`) as queue 1, which B's full ring had stopped; the
 /// attach wakes it.
 pub fn t_bp_reattach_queue(n: Node) -> TestResult {
-    need_backpressure()?;
+    let _qdisc = need_backpressure()?;
     let (a, b, mut f) = stopped_queue_without_file(n, "rt-bpq0", 123, false)?;
     let a = a.ok_or("A not returned")?;
     setqueue(&a, IFF_ATTACH_QUEUE).map_err(|e| format!("TUNSETQUEUE attach: errno {e}"))?;
@@ -315,7 +339,7 @@ pub fn t_bp_reattach_queue(n: Node) -> TestResult {
 /// `TUNSETIFF`: A closes, a new file attaches by name as queue 1, which
 /// B's full ring had stopped; the attach wakes it.
 pub fn t_bp_reattach_setiff(n: Node) -> TestResult {
-    need_backpressure()?;
+    let _qdisc = need_backpressure()?;
     let (_, b, mut f) = stopped_queue_without_file(n, "rt-bpq1", 124, true)?;
     let c = open_q(n, "rt-bpq1", IFF_MULTI_QUEUE | IFF_BACKPRESSURE)?;
     check_reattached("rt-bpq1", &b, &c, &mut f)
@@ -325,7 +349,7 @@ pub fn t_bp_reattach_setiff(n: Node) -> TestResult {
 /// and B, whose ring is empty, moves into its slot: `__tun_detach()` wakes
 /// queue 0 for it, and what the qdisc held reaches B.
 pub fn t_bp_detach_wakes(n: Node) -> TestResult {
-    need_backpressure()?;
+    let _qdisc = need_backpressure()?;
     let ([a, b], [mut f, _]) = two_queues(n, "rt-bpd0", 125)?;
     f.send(QLEN + HELD)?;
     let held = f.held("queue 0's ring full")?;
@@ -354,7 +378,7 @@ pub fn t_bp_detach_wakes(n: Node) -> TestResult {
 pub fn t_bp_link_down_up(n: Node) -> TestResult {
     const READ: u32 = 10;
     const HALF: u32 = QLEN / 2;
-    need_backpressure()?;
+    let _qdisc = need_backpressure()?;
     let t = open_q(n, "rt-bpl0", IFF_BACKPRESSURE)?;
     link_up("rt-bpl0", 126)?;
     let mut f = Flow::new("10.126.0.2")?;
@@ -390,7 +414,7 @@ pub fn t_bp_link_down_up(n: Node) -> TestResult {
 /// into the larger ring; then the flow's next datagrams go straight to the
 /// ring too. The reader gets all of them in order, nothing dropped.
 pub fn t_bp_resize_wakes(n: Node) -> TestResult {
-    need_backpressure()?;
+    let _qdisc = need_backpressure()?;
     let t = open_q(n, "rt-bpr0", IFF_BACKPRESSURE)?;
     link_up("rt-bpr0", 127)?;
     let mut f = Flow::new("10.127.0.2")?;
@@ -416,7 +440,7 @@ pub fn t_bp_resize_wakes(n: Node) -> TestResult {
 /// works (the harness checks the log for WARN/BUG; the debug kernel's
 /// kmemleak for leaks; the module must unload at the end).
 pub fn t_bp_close_delete_stopped(n: Node) -> TestResult {
-    need_backpressure()?;
+    let _qdisc = need_backpressure()?;
     let t = open_q(n, "rt-bpc0", IFF_BACKPRESSURE)?;
     link_up("rt-bpc0", 128)?;
     let mut f = Flow::new("10.128.0.2")?;
@@ -458,7 +482,7 @@ pub fn t_bp_close_delete_stopped(n: Node) -> TestResult {
 /// attaches again (`TUNSETIFF`) sets the device's flags: without
 /// `IFF_BACKPRESSURE` a flood drops at the ring, with it the queue stops.
 pub fn t_bp_persist_reattach(n: Node) -> TestResult {
-    need_backpressure()?;
+    let _qdisc = need_backpressure()?;
     let t = open_q(n, "rt-bpp0", IFF_BACKPRESSURE)?;
     ioctl_val(t.fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: errno {e}"))?;
     link_up("rt-bpp0", 129)?;
@@ -511,7 +535,7 @@ pub fn t_bp_persist_reattach(n: Node) -> TestResult {
 /// The ring drops what does not fit, as without the flag, and every send
 /// succeeds.
 pub fn t_bp_noqueue(n: Node) -> TestResult {
-    need_backpressure()?;
+    let _qdisc = need_backpressure()?;
     let t = open_q(n, "rt-bpn0", IFF_BACKPRESSURE)?;
     sh("ip link set rt-bpn0 qlen 0")?;
     ptp_up("rt-bpn0", "10.130.0.1", "10.130.0.2")?;
