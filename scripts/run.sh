@@ -21,28 +21,42 @@
 # tree's tun.ko: on 7.3 it is guarded on both paths (both seed patches are
 # upstream there), on 6.12 on the transmit path only.
 #
-# usage: scripts/run.sh [COUNT]   (packets per row and boot, default 200000)
+# --debian: the same on Debian's own kernel (7.3.4+deb13-amd64, its tun.ko
+# and pktgen.ko), rust_tun built for it by scripts/build-debian.sh.
+#
+# usage: scripts/run.sh [--debian] [COUNT]   (packets per row and boot, default 200000)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+kernel=$RT_SERIES-test title="Linux $RT_SERIES"
+if [ "${1:-}" = --debian ]; then
+	kernel=7.3-debian title="Debian's own kernel $RT_DEBIAN_KREL"
+	shift
+fi
 count=${1:-200000}
 boots=3
 
 bash "$RT_TOP/scripts/install-toolchain.sh" >&2
-kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" test)
-make -C "$RT_TOP" KDIR="$kdir" >&2
+if [ "$kernel" = 7.3-debian ]; then
+	kdir=$(bash "$RT_TOP/scripts/build-debian.sh")
+	ko=$(dirname "$kdir")/root/lib/modules/$RT_DEBIAN_KREL/updates/rust_tun.ko
+else
+	kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" "$kernel")
+	make -C "$RT_TOP" KDIR="$kdir" >&2
+	ko=$RT_TOP/rust_tun.ko
+fi
 bash "$RT_TOP/scripts/build-guest.sh" >&2
 logs=$(mktemp -d /tmp/rtun-run.XXXXXX)
 trap 'rm -rf "$logs"' EXIT
 for boot in $(seq $boots); do
 	rt_log "pktgen under -icount, boot $boot of $boots"
 	RTUN_PAD_KB=$(((boot - 1) * 397)) \
-		bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 900 --log "$logs/$boot.log" \
+		bash "$RT_TOP/scripts/run-guest.sh" --kernel "$kernel" --module "$ko" --icount --timeout 900 --log "$logs/$boot.log" \
 		"$RT_TOP/scripts/guest/bench-xmit.sh" "$count" 1 >/dev/null ||
 		{ tail -40 "$logs/$boot.log" >&2; rt_die "boot $boot failed (its console is above)"; }
 	grep '^BENCH xmit ' "$logs/$boot.log" >>"$logs/bench"
 done
 
-echo "== Linux $RT_SERIES: rust_tun and C tun (tun.ko of the same tree): pktgen (xmit_mode start_xmit, 64-byte UDP, $count packets) into a single-queue TAP, a reader on CPU 1 =="
+echo "== $title: rust_tun and C tun (tun.ko of the same tree): pktgen (xmit_mode start_xmit, 64-byte UDP, $count packets) into a single-queue TAP, a reader on CPU 1 =="
 echo "These are guest instructions, not host time: QEMU -icount shift=0 makes a guest nanosecond one instruction,"
 echo "so pps = 1e9 / instructions per packet (both vCPUs: pktgen's transmit and the reader's read), the same on any"
 echo "host. Median of $boots boots. The full benchmarks (write path, RFS record step, GSO, memory): scripts/bench.sh,"
