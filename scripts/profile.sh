@@ -8,8 +8,10 @@
 # or payload for each driver and the difference, largest first. A
 # development tool, not part of the tests or the benchmarks.
 #
-# usage: scripts/profile.sh gso [write|read] [COUNT] [NAPI] [CHUNK]
-#        scripts/profile.sh xmit [COUNT]
+# usage: scripts/profile.sh [--debian] gso [write|read] [COUNT] [NAPI] [CHUNK]
+#        scripts/profile.sh [--debian] xmit [COUNT]
+# --debian: on Debian's own kernel (booted with nokaslr: the symbols are
+# System.map's), rust_tun as scripts/build-debian.sh built it.
 # gso: COUNT 64 KB GSO payloads per driver through scripts/guest/
 # profile-gso.sh (the drivers take turns every CHUNK payloads, as in the
 # benchmark; default one turn each). xmit: one round of the xmit benchmark
@@ -17,18 +19,47 @@
 # for each RPS mode.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+kernel=test
+if [ "${1:-}" = --debian ]; then
+	kernel=7.3-debian
+	shift
+fi
 what=${1:-gso}
-kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" --print-kdir test)
+kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" --print-kdir "$kernel")
 work=$(mktemp -d /tmp/rtun-prof.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+ko=$RT_TOP/rust_tun.ko sysmap=$kdir/System.map ctun=$kdir/drivers/net/tun.ko
+if [ "$kernel" = 7.3-debian ]; then
+	mdir=$(dirname "$kdir")/root/lib/modules/$RT_DEBIAN_KREL
+	ko=$mdir/updates/rust_tun.ko ctun=$work/tun.ko
+	xz -dc "$mdir/kernel/drivers/net/tun.ko.xz" >"$ctun"
+	# Debian's System.map is a stub (the real one is in the 1.2 GB -dbg
+	# package): the kernel's own text symbols are read once from
+	# /proc/kallsyms in a boot with nokaslr (the profile's boot has it too,
+	# so the addresses are the same), and kept beside the kernel.
+	sysmap=$(dirname "$kdir")/System.map.kallsyms
+	if [ ! -s "$sysmap" ]; then
+		cat >"$work/kallsyms.sh" <<-'EOF'
+			echo KALLSYMS-BEGIN
+			grep -E '^[0-9a-f]+ [tTwW] [^ ]+$' /proc/kallsyms | gzip -c | base64
+			echo KALLSYMS-END
+		EOF
+		RTUN_KERNEL_ARGS="nokaslr quiet" bash "$RT_TOP/scripts/run-guest.sh" --kernel "$kernel" --module "$ko" \
+			--timeout 300 --log "$work/kallsyms.log" "$work/kallsyms.sh" >/dev/null ||
+			rt_die "the kallsyms boot failed"
+		sed -n '/^KALLSYMS-BEGIN$/,/^KALLSYMS-END$/p' "$work/kallsyms.log" | sed '1d;$d' |
+			base64 -d | gunzip >"$sysmap.tmp" && mv "$sysmap.tmp" "$sysmap"
+	fi
+	export RTUN_KERNEL_ARGS=nokaslr
+fi
 gcc -O2 -shared -fPIC -o "$work/insn-count.so" "$RT_TOP/scripts/prof/insn-count.c"
-trigger=$(awk '$3 == "ksys_sync" { print $1 }' "$kdir/System.map")
+trigger=$(awk '$3 == "ksys_sync" { print $1 }' "$sysmap")
 export RTUN_QEMU_ARGS="-plugin $work/insn-count.so,trigger=$trigger,out=$work/count"
 case $what in
 gso)
 	dir=${2:-write} count=${3:-200} napi=${4:-0}
 	chunk=${5:-$count}
-	bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 --log "$work/console.log" \
+	bash "$RT_TOP/scripts/run-guest.sh" --kernel "$kernel" --module "$ko" --icount --timeout 1800 --log "$work/console.log" \
 		"$RT_TOP/scripts/guest/profile-gso.sh" "$dir" "$count" "$napi" "$chunk" >/dev/null
 	# count.0: up to the first mark; then each turn (2k + 1) and what came
 	# between turns (2k + 2). Turns alternate as bench_gso's: rust_tun
@@ -40,7 +71,7 @@ print(' '.join('%d:%s' % (2 * k + 1, 'rust' if (k % 2 == 0) == ((k // 2) % 2 == 
 	;;
 xmit)
 	count=${2:-50000}
-	bash "$RT_TOP/scripts/run-guest.sh" --icount --timeout 1800 \
+	bash "$RT_TOP/scripts/run-guest.sh" --kernel "$kernel" --module "$ko" --icount --timeout 1800 \
 		--log "$work/console.log" "$RT_TOP/scripts/guest/bench-xmit.sh" "$count" 1 prof >/dev/null
 	# Turns in bench-xmit.sh's order: rust_tun guarded, unguarded, C tun,
 	# each RPS off, rps_cpus, rfs.
@@ -56,18 +87,18 @@ xmit)
 	;;
 *) rt_die "usage: $0 gso|xmit ..." ;;
 esac
-python3 - "$RT_TOP" "$kdir" "$work" "$count" "$turns" "$compare" <<'PY'
+python3 - "$ko" "$ctun" "$sysmap" "$work" "$count" "$turns" "$compare" <<'PY'
 import bisect, os, re, subprocess, sys
-top, kdir, work, turns, compare = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[5], sys.argv[6]
-count = int(sys.argv[4])
+ko_rust, ko_c, sysmap, work, turns, compare = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[6], sys.argv[7]
+count = int(sys.argv[5])
 syms = []
-for line in open(os.path.join(kdir, "System.map")):
+for line in open(sysmap):
     a, t, n = line.split()[:3]
     if t in "tTwW":
         syms.append((int(a, 16), n))
 log = open(os.path.join(work, "console.log")).read()
 for m, base in re.findall(r"PROFILE module (\S+) (0x[0-9a-f]+)", log):
-    ko = os.path.join(top, "rust_tun.ko") if m == "rust_tun" else os.path.join(kdir, "drivers/net/tun.ko")
+    ko = ko_rust if m == "rust_tun" else ko_c
     out = subprocess.run(["llvm-nm-19", "--defined-only", ko], capture_output=True, text=True).stdout
     for l in out.splitlines():
         a, t, n = l.split()[:3]

@@ -32,7 +32,8 @@
 # guest's memory layout moves instruction counts (slab refills, page
 # allocator paths), instead of measuring one layout. RTUN_BENCH_DIR: where
 # the benchmark modules (*.ko) come from (default bench/). RTUN_QEMU_ARGS adds
-# arguments to QEMU's command line (scripts/profile.sh's plugin).
+# arguments to QEMU's command line (scripts/profile.sh's plugin),
+# RTUN_KERNEL_ARGS to the kernel's (profile.sh: nokaslr on Debian's kernel).
 #
 # TCG runs single-threaded by default (both vCPUs on one host thread): with
 # multi-threaded TCG (--mttcg), QEMU 7.2 lets a vCPU execute the int3 of a
@@ -136,10 +137,10 @@ if [ "$flavor" = debian ]; then
 	# Debian's own modules, from its linux-modules package in the userland
 	# (scripts/build-debian.sh), with what they depend on (modules.dep),
 	# decompressed for busybox's insmod; the topologies users build need
-	# the bridge, veth and 8021q.
+	# the bridge, veth and 8021q; the vhost_net test, vhost_net (and tap, vhost).
 	kimage=$(dirname "$kdir")/vmlinuz
 	mdir=$(dirname "$kdir")/root/lib/modules/$RT_DEBIAN_KREL
-	for m in tun pktgen dummy geneve bridge veth 8021q; do
+	for m in tun pktgen dummy geneve bridge veth 8021q vhost_net; do
 		sed -n "s#^\([^:]*/$m\.ko\.xz\):\(.*\)#\1\2#p" "$mdir/modules.dep"
 	done | tr ' ' '\n' | sort -u | while read -r m; do
 		[ -n "$m" ] || continue
@@ -154,7 +155,10 @@ else
 	# 7.3's tun selftest creates a geneve device over the tap (GENEVE=m in
 	# linux-7.3.config) and needs its UDP tunnel modules; clients-smoke.sh loads
 	# them (and vnet_tnl_read's tunnel). 6.12's kernels build none of them.
-	for m in drivers/net/geneve.ko net/ipv4/udp_tunnel.ko net/ipv6/ip6_udp_tunnel.ko; do
+	# vhost-net (rust-tun.config), for the vhost_net test: vhost_net.ko and
+	# what it needs (vhost.ko, vhost_iotlb.ko; tap.ko where the kernel builds it).
+	for m in drivers/net/geneve.ko net/ipv4/udp_tunnel.ko net/ipv6/ip6_udp_tunnel.ko \
+		drivers/vhost/vhost_net.ko drivers/vhost/vhost.ko drivers/vhost/vhost_iotlb.ko drivers/net/tap.ko; do
 		[ ! -f "$kdir/$m" ] || cp "$kdir/$m" "$root/lib/modules/"
 	done
 fi
@@ -182,7 +186,7 @@ mem=1024
 timeout --foreground "$timeout" qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp "$smp" \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$kimage" -initrd "$work/initramfs.gz" \
-	-append "console=ttyS0 panic=-1 oops=panic rdinit=/init" ${RTUN_QEMU_ARGS:-} </dev/null 2>&1 |
+	-append "console=ttyS0 panic=-1 oops=panic rdinit=/init ${RTUN_KERNEL_ARGS:-}" ${RTUN_QEMU_ARGS:-} </dev/null 2>&1 |
 	tee "$log"
 qrc=${PIPESTATUS[0]}
 set -e

@@ -70,6 +70,13 @@ pub fn suite_serial() -> u16 {
     n
 }
 
+/// A device's MAC address, from sysfs.
+pub fn hwaddr(ifname: &str) -> Result<[u8; 6], String> {
+    let mac = std::fs::read_to_string(format!("/sys/class/net/{ifname}/address")).map_err(|e| e.to_string())?;
+    let mac: Vec<u8> = mac.trim().split(':').map(|x| u8::from_str_radix(x, 16).unwrap_or(0)).collect();
+    mac.try_into().map_err(|_| format!("{ifname}: bad address"))
+}
+
 pub fn module_loaded(name: &str) -> bool {
     std::fs::read_to_string("/proc/modules")
         .map(|m| m.lines().any(|l| l.split(' ').next() == Some(name)))

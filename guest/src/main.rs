@@ -82,6 +82,7 @@ mod long;
 mod lsm;
 mod nl;
 mod queues;
+mod vhost;
 mod vnet;
 
 // The other subcommands.

@@ -369,12 +369,6 @@ fn tnl_write_frame(h: &Tnl, mac: [u8; 6], outer: Ip, csum: bool, data: &[u8]) ->
     w
 }
 
-fn hwaddr(ifname: &str) -> Result<[u8; 6], String> {
-    let mac = std::fs::read_to_string(format!("/sys/class/net/{ifname}/address")).map_err(|e| e.to_string())?;
-    let mac: Vec<u8> = mac.trim().split(':').map(|x| u8::from_str_radix(x, 16).unwrap_or(0)).collect();
-    mac.try_into().map_err(|_| format!("{ifname}: bad address"))
-}
-
 /// IPv6 on for `ifname` (off in the guest's namespace by default), without
 /// duplicate address detection (a tentative address cannot be used).
 fn ipv6_on(ifname: &str) -> TestResult {
