@@ -274,6 +274,7 @@ step guest-programs bash "$RT_TOP/scripts/build-guest.sh" $([ $host_checks = 0 ]
 built_guest=$([ -x "$(rt_guest_bin)" ] && echo 1 || echo 0)
 [ $host_checks = 0 ] || step compile-fail bash "$RT_TOP/scripts/compile-fail.sh" "$kdir"
 [ $host_checks = 0 ] || step host-logic bash -c "cd '$RT_TOP/hosttest' && RUSTC=$RT_RUSTC $RT_CARGO test --locked"
+[ $host_checks = 0 ] || step crate-hashes bash "$RT_TOP/scripts/debian/crate-hashes-test.sh"
 if [ "$built_module" != 1 ] || [ "$built_guest" != 1 ]; then
 	rt_log "guest suites not run: the module or the guest programs did not build"
 	failed=$((failed + 1))

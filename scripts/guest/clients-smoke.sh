@@ -230,13 +230,17 @@ grep MemAvailable /proc/meminfo
 # wg colours its output on a terminal (the console is one).
 export WG_COLOR_MODE=never
 
-# Two "hosts": network namespaces a and b, loopback up, IPv6 off (it would
+# Network namespaces ("hosts"), each with loopback up and IPv6 off (it would
 # send autoconfiguration packets through every tunnel).
-for ns in a b; do
-	$IP netns add $ns || exit 1
-	$IP -n $ns link set lo up
-	$IP netns exec $ns sh -c 'for c in all default; do echo 1 >/proc/sys/net/ipv6/conf/$c/disable_ipv6; done'
-done
+hosts() { # hosts NS...
+	local ns
+	for ns in "$@"; do
+		$IP netns add $ns && $IP -n $ns link set lo up || return 1
+		$IP netns exec $ns sh -c 'for c in all default; do echo 1 >/proc/sys/net/ipv6/conf/$c/disable_ipv6; done'
+	done
+}
+# Two: a and b.
+hosts a b || exit 1
 dd if=/dev/urandom of=/tmp/tx bs=1024 count=256 2>/dev/null
 
 # --- iproute2: persistent devices, listed and deleted ------------------------
@@ -326,11 +330,13 @@ else
 fi
 if [ -z "$why" ]; then ok openvpn; else fail openvpn "${why#; }"; fi
 
-# --- wireguard-go + wg, over UDP on the wire ----------------------------------
-echo "=== wireguard-go ($(/usr/bin/wireguard-go --version 2>&1 | head -1))"
-why=
-if [ $wire = 1 ]; then
-	for ns in a b; do
+# wireguard-go + wg in namespaces NS1 and NS2 (peers 1 and 2): underlay
+# addresses UNDER.1 and UNDER.2, UDP port PORT, tunnel addresses TUN.1/24
+# and TUN.2/24 on devices wgNS1 and wgNS2 (the driver's); what went wrong
+# is added to $why.
+wg_up() { # wg_up NS1 NS2 UNDER PORT TUN
+	local ns side rest me peer pn
+	for ns in $1 $2; do
 		(umask 077 && /usr/bin/wg genkey >/tmp/wg-$ns.key)
 		/usr/bin/wg pubkey </tmp/wg-$ns.key >/tmp/wg-$ns.pub
 		# The UAPI sockets are in /var/run/wireguard, shared by the
@@ -338,7 +344,7 @@ if [ $wire = 1 ]; then
 		start wireguard-go-$ns $ns env WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 \
 			/usr/bin/wireguard-go -f wg$ns
 	done
-	for side in a:1:b:2 b:2:a:1; do
+	for side in $1:1:$2:2 $2:2:$1:1; do
 		ns=${side%%:*}
 		rest=${side#*:}
 		me=${rest%%:*}
@@ -354,12 +360,19 @@ if [ $wire = 1 ]; then
 			continue
 		fi
 		flags wireguard-go-$ns $ns wg$ns
-		$IP netns exec $ns /usr/bin/wg set wg$ns private-key /tmp/wg-$ns.key listen-port 51820 \
-			peer "$(cat /tmp/wg-$peer.pub)" endpoint 192.168.77.$pn:51820 allowed-ips 10.7.0.$pn/32 ||
+		$IP netns exec $ns /usr/bin/wg set wg$ns private-key /tmp/wg-$ns.key listen-port $4 \
+			peer "$(cat /tmp/wg-$peer.pub)" endpoint $3.$pn:$4 allowed-ips $5.$pn/32 ||
 			why="$why; wg set in $ns failed"
-		$IP -n $ns addr add 10.7.0.$me/24 dev wg$ns || why="$why; no address on wg$ns"
+		$IP -n $ns addr add $5.$me/24 dev wg$ns || why="$why; no address on wg$ns"
 		$IP -n $ns link set wg$ns up || why="$why; wg$ns not up"
 	done
+}
+
+# --- wireguard-go + wg, over UDP on the wire ----------------------------------
+echo "=== wireguard-go ($(/usr/bin/wireguard-go --version 2>&1 | head -1))"
+why=
+if [ $wire = 1 ]; then
+	wg_up a b 192.168.77 51820 10.7.0
 	if [ -z "$why" ]; then
 		pings a 10.7.0.2 || why="$why; no ping replies through wireguard"
 		xfer 10.7.0.2 || why="$why; TCP transfer through wireguard failed"
@@ -389,10 +402,7 @@ if have_mod bridge veth; then
 	topologies="$topologies bridge"
 	echo "=== topology bridge: vm -- tap vnet0 -- br0 -- veth -- lan"
 	why=
-	for ns in h vm lan; do
-		$IP netns add $ns && $IP -n $ns link set lo up || why="$why; netns $ns"
-		$IP netns exec $ns sh -c 'for c in all default; do echo 1 >/proc/sys/net/ipv6/conf/$c/disable_ipv6; done'
-	done
+	hosts h vm lan || why="$why; namespaces h, vm, lan"
 	$IP -n h link add br0 type bridge && $IP -n h link set br0 up || why="$why; no bridge br0"
 	$IP -n h link add veth0 type veth peer name veth1 netns lan || why="$why; no veth pair"
 	$IP -n h link set veth0 master br0 up
@@ -449,34 +459,11 @@ if have_mod veth; then
 	topologies="$topologies wg-veth"
 	echo "=== topology wg-veth: wireguard-go in c and d over veth"
 	why=
-	for ns in c d; do
-		$IP netns add $ns && $IP -n $ns link set lo up || why="$why; netns $ns"
-		$IP netns exec $ns sh -c 'for c in all default; do echo 1 >/proc/sys/net/ipv6/conf/$c/disable_ipv6; done'
-	done
+	hosts c d || why="$why; namespaces c, d"
 	$IP -n c link add vc type veth peer name vd netns d || why="$why; no veth pair"
 	$IP -n c addr add 192.168.55.1/24 dev vc && $IP -n c link set vc up
 	$IP -n d addr add 192.168.55.2/24 dev vd && $IP -n d link set vd up
-	for ns in c d; do
-		(umask 077 && /usr/bin/wg genkey >/tmp/wg-$ns.key)
-		/usr/bin/wg pubkey </tmp/wg-$ns.key >/tmp/wg-$ns.pub
-		start wireguard-go-$ns $ns env WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 \
-			/usr/bin/wireguard-go -f wg$ns
-	done
-	for side in c:1:d:2 d:2:c:1; do
-		ns=${side%%:*}
-		rest=${side#*:}
-		me=${rest%%:*}
-		rest=${rest#*:}
-		peer=${rest%%:*}
-		pn=${rest#*:}
-		wait_for 60 test -S /var/run/wireguard/wg$ns.sock || why="$why; wireguard-go in $ns has no UAPI socket"
-		sleep 2
-		$IP netns exec $ns /usr/bin/wg set wg$ns private-key /tmp/wg-$ns.key listen-port 51821 \
-			peer "$(cat /tmp/wg-$peer.pub)" endpoint 192.168.55.$pn:51821 allowed-ips 10.5.0.$pn/32 ||
-			why="$why; wg set in $ns failed"
-		$IP -n $ns addr add 10.5.0.$me/24 dev wg$ns || why="$why; no address on wg$ns"
-		$IP -n $ns link set wg$ns up || why="$why; wg$ns not up"
-	done
+	wg_up c d 192.168.55 51821 10.5.0
 	if [ -z "$why" ]; then
 		pings c 10.5.0.2 || why="$why; no ping replies through wireguard over veth"
 		xfer 10.5.0.2 c d || why="$why; TCP transfer through wireguard over veth failed"
