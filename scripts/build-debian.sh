@@ -15,18 +15,17 @@
 # its ../root the userland, whose /lib/modules/KREL has Debian's modules
 # and updates/rust_tun.ko).
 #
-# usage: scripts/build-debian.sh [--print-kdir] [--no-module] [--bench-into DIR]
+# usage: scripts/build-debian.sh [--print-kdir] [--bench-into DIR]
 #   --bench-into DIR: also build the micro-benchmark's C module
 #   (bench/rtun_cbench.ko) in the userland, and copy it and the modules
 #   into DIR (scripts/bench.sh --kernel 7.3-debian)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-print_only=0 module=1 bench=
+print_only=0 bench=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--print-kdir) print_only=1 ;;
-	--no-module) module=0 ;;
 	--bench-into) bench=$2; shift ;;
 	*) rt_die "unknown argument $1" ;;
 	esac
@@ -37,6 +36,8 @@ krel=$RT_DEBIAN_KREL
 base=$(dirname "$(rt_kdir 7.3-debian)")
 root=$base/root
 kdir=$base/linux
+# The tree rust-tun-dkms.sh prepares, as the userland sees it.
+tree=/var/cache/rust-tun-dkms/$krel/linux
 if [ $print_only = 1 ]; then
 	[ -f "$base/built" ] || exit 1
 	echo "$kdir"
@@ -92,36 +93,36 @@ if [ ! -f "$base/built" ]; then
 	touch "$base/built"
 fi
 
-if [ $module = 1 ]; then
-	mount_proc
-	# The module's sources (and the scripts the build uses) into the userland.
-	rm -rf "$root/usr/src/rust-tun"
-	rt_copy_module_sources "$root/usr/src/rust-tun"
-	mkdir -p "$root/usr/src/rust-tun/scripts"
-	cp -r "$RT_TOP/scripts/debian" "$root/usr/src/rust-tun/scripts/"
-	# Signed as a Secure Boot user signs it (README), with a throwaway key
-	# made here: the kernel trusts neither that key nor none, so the guest
-	# sees the same unsigned-module taint, and the signing path is tested.
-	in_root sh -c 'cd /root && [ -f MOK.der ] || openssl req -new -x509 -newkey rsa:2048 -nodes -days 36500 \
-		-outform DER -subj "/CN=rust-tun test signing/" -keyout MOK.priv -out MOK.der' >/dev/null 2>&1 ||
-		rt_die "making a signing key failed"
-	rt_log "stage module: rust-tun-dkms.sh --kernel $krel --sign MOK.priv MOK.der install (in the trixie userland)"
-	in_root bash /usr/src/rust-tun/scripts/debian/rust-tun-dkms.sh --kernel "$krel" \
-		--sign /root/MOK.priv /root/MOK.der install >&2 ||
-		rt_die "building rust_tun.ko for $krel failed"
-	signer=$(in_root modinfo -F signer "/lib/modules/$krel/updates/rust_tun.ko")
-	[ "$signer" = "rust-tun test signing" ] || rt_die "the installed rust_tun.ko is not signed (signer '$signer')"
-	rt_log "installed rust_tun.ko signed by '$signer'"
-fi
+mount_proc
+# The module's sources (and the scripts the build uses) into the userland.
+rm -rf "$root/usr/src/rust-tun"
+rt_copy_module_sources "$root/usr/src/rust-tun"
+mkdir -p "$root/usr/src/rust-tun/scripts"
+cp -r "$RT_TOP/scripts/debian" "$root/usr/src/rust-tun/scripts/"
+# Signed as a Secure Boot user signs it (README), with a throwaway key
+# made here: the kernel trusts neither that key nor none, so the guest
+# sees the same unsigned-module taint, and the signing path is tested.
+in_root sh -c 'cd /root && [ -f MOK.der ] || openssl req -new -x509 -newkey rsa:2048 -nodes -days 36500 \
+	-outform DER -subj "/CN=rust-tun test signing/" -keyout MOK.priv -out MOK.der' >/dev/null 2>&1 ||
+	rt_die "making a signing key failed"
+rt_log "stage module: rust-tun-dkms.sh --kernel $krel --sign MOK.priv MOK.der install (in the trixie userland)"
+in_root bash /usr/src/rust-tun/scripts/debian/rust-tun-dkms.sh --kernel "$krel" \
+	--sign /root/MOK.priv /root/MOK.der install >&2 ||
+	rt_die "building rust_tun.ko for $krel failed"
+signer=$(in_root modinfo -F signer "/lib/modules/$krel/updates/rust_tun.ko")
+[ "$signer" = "rust-tun test signing" ] || rt_die "the installed rust_tun.ko is not signed (signer '$signer')"
+rt_log "installed rust_tun.ko signed by '$signer'"
 if [ -n "$bench" ]; then
 	mount_proc
 	rm -rf "$root/usr/src/rust-tun-bench"
 	cp -r "$RT_TOP/bench" "$root/usr/src/rust-tun-bench"
-	in_root make -C "/var/cache/rust-tun-dkms/$krel/linux" M=/usr/src/rust-tun-bench ARCH=x86 \
-		CC=x86_64-linux-gnu-gcc-14 modules >&2 || rt_die "building rtun_cbench.ko failed"
+	# With the kernel's compiler, as rust-tun-dkms.sh reads it.
+	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\).*/\1/p' "$root/usr/src/linux-headers-$krel/.config")
+	in_root make -C "$tree" M=/usr/src/rust-tun-bench ARCH=x86 "CC=$cc" modules >&2 ||
+		rt_die "building rtun_cbench.ko failed"
 	mkdir -p "$bench/bench"
-	cp "$root/lib/modules/$krel/updates/rust_tun.ko" "$root/lib/modules/$krel/updates/rust_dummy.ko" "$bench/"
+	cp "$(rt_debian_moddir)/updates/rust_tun.ko" "$(rt_debian_moddir)/updates/rust_dummy.ko" "$bench/"
 	cp "$root/usr/src/rust-tun-bench/rtun_cbench.ko" "$bench/bench/"
 fi
-ln -sfn "root/var/cache/rust-tun-dkms/$krel/linux" "$kdir"
+ln -sfn "root$tree" "$kdir"
 echo "$kdir"

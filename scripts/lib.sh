@@ -87,6 +87,11 @@ RT_DEBIAN_PKGS=(
 )
 # Bump when scripts/build-debian.sh changes what it builds.
 RT_DEBIAN_RECIPE=1
+# Debian's modules in its userland (scripts/build-debian.sh): its own under
+# kernel/, rust_tun.ko and rust_dummy.ko under updates/.
+rt_debian_moddir() {
+	echo "$(dirname "$(rt_kdir 7.3-debian)")/root/lib/modules/$RT_DEBIAN_KREL"
+}
 
 # Print the cache key of a kernel: everything that changes the build.
 rt_kernel_key() {

@@ -30,7 +30,7 @@ work=$(mktemp -d /tmp/rtun-prof.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 ko=$RT_TOP/rust_tun.ko sysmap=$kdir/System.map ctun=$kdir/drivers/net/tun.ko
 if [ "$kernel" = 7.3-debian ]; then
-	mdir=$(dirname "$kdir")/root/lib/modules/$RT_DEBIAN_KREL
+	mdir=$(rt_debian_moddir)
 	ko=$mdir/updates/rust_tun.ko ctun=$work/tun.ko
 	xz -dc "$mdir/kernel/drivers/net/tun.ko.xz" >"$ctun"
 	# Debian's System.map is a stub (the real one is in the 1.2 GB -dbg

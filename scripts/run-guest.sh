@@ -139,7 +139,7 @@ if [ "$flavor" = debian ]; then
 	# decompressed for busybox's insmod; the topologies users build need
 	# the bridge, veth and 8021q; the vhost_net test, vhost_net (and tap, vhost).
 	kimage=$(dirname "$kdir")/vmlinuz
-	mdir=$(dirname "$kdir")/root/lib/modules/$RT_DEBIAN_KREL
+	mdir=$(rt_debian_moddir)
 	for m in tun pktgen dummy geneve bridge veth 8021q vhost_net; do
 		sed -n "s#^\([^:]*/$m\.ko\.xz\):\(.*\)#\1\2#p" "$mdir/modules.dep"
 	done | tr ' ' '\n' | sort -u | while read -r m; do

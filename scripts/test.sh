@@ -287,7 +287,7 @@ fi
 # once.
 declare -A MODULE=()
 for k in 7.3-test 6.12-test 7.3-debug 6.12-debug; do MODULE[$k]=$work/mod-$k/rust_tun.ko; done
-MODULE[7.3-debian]=$(dirname "$(rt_kdir 7.3-debian)")/root/lib/modules/$RT_DEBIAN_KREL/updates/rust_tun.ko
+MODULE[7.3-debian]=$(rt_debian_moddir)/updates/rust_tun.ko
 MODULE[$main_kernel]=$RT_TOP/rust_tun.ko
 bash "$RT_TOP/scripts/build-clients.sh" "$kdir" >/dev/null || { failed=$((failed + 1)); finish; }
 touch "$work/ready-$main_kernel"

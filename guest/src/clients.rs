@@ -41,7 +41,7 @@ pub fn t_clients(n: Node) -> TestResult {
         .find_map(|l| l.strip_prefix("RTUN-TOPOLOGIES:"))
         .map(|t| t.split_whitespace().take_while(|w| !w.starts_with("none")).map(|w| format!("topology-{w}")).collect())
         .unwrap_or_default();
-    if std::fs::read_to_string("/etc/rtun-flavor").is_ok_and(|f| f.trim() == "debian") {
+    if kernel_flavor().is_ok_and(|f| f == "debian") {
         for t in ["topology-bridge", "topology-vlan", "topology-wg-veth"] {
             check!(ran.iter().any(|r| r == t), "{t} did not run on Debian's kernel");
         }

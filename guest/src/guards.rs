@@ -10,9 +10,9 @@ pub fn t_jump_sites(_: Node) -> TestResult {
     keys_off()?;
     // What the kernel was built with decides (the host runner reads it from
     // the booted kernel's .config), not what the module says of itself.
-    let flavor = std::fs::read_to_string("/etc/rtun-flavor").map_err(|e| e.to_string())?;
+    let flavor = kernel_flavor()?;
     let want = std::fs::read_to_string("/etc/rtun-jump-label").map_err(|e| e.to_string())?.trim() == "y";
-    check!(jump_labels()? == want, "module reports jump_labels={}, the {} kernel has them: {want}", jump_labels()?, flavor.trim());
+    check!(jump_labels()? == want, "module reports jump_labels={}, the {} kernel has them: {want}", jump_labels()?, flavor);
     if !want {
         // A kernel without jump labels: the guards read the keys' counts
         // (the guards tests check they still follow the sysctls), and the

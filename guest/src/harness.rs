@@ -70,6 +70,12 @@ pub fn suite_serial() -> u16 {
     n
 }
 
+/// The booted kernel's flavour (`test`, `debug`, `debian`), as
+/// `run-guest.sh` wrote it to `/etc/rtun-flavor`.
+pub fn kernel_flavor() -> Result<String, String> {
+    std::fs::read_to_string("/etc/rtun-flavor").map(|f| f.trim().to_string()).map_err(|e| format!("/etc/rtun-flavor: {e}"))
+}
+
 /// A device's MAC address, from sysfs.
 pub fn hwaddr(ifname: &str) -> Result<[u8; 6], String> {
     let mac = std::fs::read_to_string(format!("/sys/class/net/{ifname}/address")).map_err(|e| e.to_string())?;

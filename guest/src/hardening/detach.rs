@@ -90,7 +90,7 @@ pub fn median(v: &mut [Duration]) -> Duration {
 /// debug options, not the driver; the test kernels run it for both
 /// drivers.
 pub fn t_queue_attach_no_grace_period(n: Node) -> TestResult {
-    if std::fs::read_to_string("/etc/rtun-flavor").is_ok_and(|f| f.trim() == "debug") {
+    if kernel_flavor().is_ok_and(|f| f == "debug") {
         skip!("a timing ratio: the debug kernel's KASAN and lockdep dominate an attach");
     }
     let q = mq_open(n.path, "rt-qa0", IFF_TAP | IFF_NO_PI, 3)?;
