@@ -28,6 +28,7 @@
 #include <linux/pid.h>
 #include <linux/poll.h>
 #include <linux/proc_fs.h>
+#include <linux/ptr_ring.h>
 #include <linux/signal.h>
 #include <linux/skbuff.h>
 #include <linux/uio.h>
@@ -36,6 +37,7 @@
 #include <net/ip_tunnels.h>
 #include <net/rps.h>
 #include <net/rtnetlink.h>
+#include <net/xdp.h>
 
 #include "params.h"
 
@@ -140,6 +142,21 @@ RTUN_SIZEOF(virtio_net_hdr, struct virtio_net_hdr);
 RTUN_SIZEOF(tun_pi, struct tun_pi);
 RTUN_SIZEOF(iovec, struct iovec);
 RTUN_SIZEOF(cpumask, struct cpumask);
+RTUN_SIZEOF(ptr_ring, struct ptr_ring);
+RTUN_SIZEOF(msghdr, struct msghdr);
+RTUN_SIZEOF(tun_msg_ctl, struct tun_msg_ctl);
+RTUN_SIZEOF(xdp_buff, struct xdp_buff);
+RTUN_OFFSETOF(xdp_buff, struct xdp_buff, data);
+RTUN_OFFSETOF(xdp_buff, struct xdp_buff, data_end);
+RTUN_OFFSETOF(xdp_buff, struct xdp_buff, data_meta);
+RTUN_OFFSETOF(xdp_buff, struct xdp_buff, data_hard_start);
+RTUN_OFFSETOF(tun_msg_ctl, struct tun_msg_ctl, ptr);
+RTUN_OFFSETOF(ptr_ring, struct ptr_ring, producer_lock);
+RTUN_OFFSETOF(ptr_ring, struct ptr_ring, consumer_lock);
+RTUN_OFFSETOF(ptr_ring, struct ptr_ring, size);
+RTUN_OFFSETOF(msghdr, struct msghdr, msg_iter);
+RTUN_OFFSETOF(msghdr, struct msghdr, msg_controllen);
+RTUN_OFFSETOF(msghdr, struct msghdr, msg_flags);
 RTUN_OFFSETOF(sock, struct sock, sk_socket);
 RTUN_OFFSETOF(sock, struct sock, sk_write_queue);
 RTUN_OFFSETOF(sock, struct sock, sk_sndbuf);
@@ -196,6 +213,15 @@ RTUN_SIZEOF(rtun_vnet_hdr_tnl, rtun_vnet_hdr_tnl);
 
 /* Constants bindgen cannot evaluate from function-like macros. */
 const __poll_t RTUN_EPOLLIN = EPOLLIN;
+/* proto_ops.sendmsg/recvmsg flags (tun_sendmsg(), tun_recvmsg()). */
+const unsigned int RTUN_MSG_DONTWAIT = MSG_DONTWAIT;
+const unsigned int RTUN_MSG_TRUNC = MSG_TRUNC;
+const unsigned int RTUN_MSG_ERRQUEUE = MSG_ERRQUEUE;
+const unsigned int RTUN_MSG_MORE = MSG_MORE;
+const int RTUN_SOL_PACKET = SOL_PACKET;
+const int RTUN_TUN_TX_TIMESTAMP = TUN_TX_TIMESTAMP;
+const unsigned short RTUN_TUN_MSG_UBUF = TUN_MSG_UBUF;
+const unsigned short RTUN_TUN_MSG_PTR = TUN_MSG_PTR;
 const __poll_t RTUN_EPOLLRDNORM = EPOLLRDNORM;
 const __poll_t RTUN_EPOLLOUT = EPOLLOUT;
 const __poll_t RTUN_EPOLLWRNORM = EPOLLWRNORM;

@@ -11,19 +11,18 @@ use crate::ioctl::{self, TUN_PI_LEN};
 use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue};
 use crate::sys::{
     self, errno, poll, rcu, DropReason, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource,
-    NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing, Sock,
-    VnetHdr, WaitQueue,
+    MsgHdr, NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing,
+    Sock, SockOps, TunMsgCtl, VnetHdr, XdpBuff,
 };
 use crate::vnet::{
-    __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, NETIF_F_GSO_UDP_TUNNEL,
-    NETIF_F_GSO_UDP_TUNNEL_CSUM,
+    __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, tun_vnet_parse_size,
+    NETIF_F_GSO_UDP_TUNNEL, NETIF_F_GSO_UDP_TUNNEL_CSUM,
 };
 use crate::{
     bindings, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
     TUN_PROTO,
 };
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
-use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
 use pkt::{Locked, Pkt};
@@ -92,6 +91,39 @@ impl FileOps for TunChr {
     }
 }
 
+/// The sockets of the open files (tun.c's `tun_socket_ops`), for
+/// vhost-net.
+impl SockOps for TunChr {
+    fn sendmsg(tfile: &TunFile, msg: &mut MsgHdr<'_>, total_len: usize) -> Result<usize> {
+        tun_sendmsg(tfile, msg, total_len)
+    }
+
+    fn recvmsg(
+        tfile: &TunFile,
+        msg: &mut MsgHdr<'_>,
+        entry: Option<SkBuff>,
+        total_len: usize,
+        flags: u32,
+    ) -> Result<usize> {
+        tun_recvmsg(tfile, msg, entry, total_len, flags)
+    }
+
+    fn peek_len(tfile: &TunFile) -> i32 {
+        tun_peek_len(tfile)
+    }
+}
+
+/// What vhost-net reaches through tun.ko's exports (sys/vhost.rs).
+impl sys::vhost::TunFileExports for TunChr {
+    fn tx_ring(tfile: &TunFile) -> &SkbRing {
+        &tfile.ring
+    }
+
+    fn wake_queue(tfile: &TunFile, ring: &mut RingConsumer<'_>, consumed: u32) {
+        tun_wake_queue(tfile, ring, consumed)
+    }
+}
+
 /// `tun_chr_fasync()`: `O_ASYNC` on or off. On, the signals of each queued
 /// packet (`SIGIO`, or `F_SETSIG`'s with `si_fd`) go to the caller's
 /// process, which tun.c makes the file's owner whatever `F_SETOWN` said.
@@ -115,7 +147,6 @@ fn tun_chr_open() -> Result<Arc<TunFile>> {
     Arc::pin_init(
         pin_init!(TunFile {
             ring <- SkbRing::new(),
-            wq <- WaitQueue::new(c_str!("TunFile::wq"), sys::compat::static_lock_class_ref!()),
             tun: RcuDev::null(),
             detached: RcuDev::null(),
             queue_index: AtomicU16::new(0),
@@ -125,7 +156,7 @@ fn tun_chr_open() -> Result<Arc<TunFile>> {
             sock,
             ifindex: AtomicI32::new(0),
             fasync: AtomicBool::new(false),
-        }),
+        }? Error),
         GFP_KERNEL,
     )
 }
@@ -200,7 +231,7 @@ fn tun_ring_recv(dev: &TunDev, tfile: &TunFile, noblock: bool) -> Result<SkBuff>
     if noblock {
         return Err(EAGAIN);
     }
-    tfile.wq.wait_interruptible(|| {
+    tfile.sock.wq().wait_interruptible(|| {
         if let Some(skb) = tun_ring_consume(dev, tfile) {
             return Some(Ok(skb));
         }
@@ -279,16 +310,173 @@ fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIterDest<'_>) -> Result<u
     Ok(total)
 }
 
-/// `tun_chr_read_iter()` / `tun_do_read()`.
+/// `tun_do_read()`: the next packet (`entry`, if the caller took it from
+/// the ring already) into `to`; returns its full size.
+fn tun_do_read(
+    dev: &TunDev,
+    tfile: &TunFile,
+    to: &mut IovIterDest<'_>,
+    noblock: bool,
+    entry: Option<SkBuff>,
+) -> Result<usize> {
+    if to.is_empty() {
+        // `tun_ptr_free(ptr)`: a packet given and no room is dropped.
+        drop(entry);
+        return Ok(0);
+    }
+    let skb = match entry {
+        Some(skb) => skb,
+        None => tun_ring_recv(dev, tfile, noblock)?,
+    };
+    tun_put_user(dev, skb, to)
+}
+
+/// `tun_chr_read_iter()`.
 fn tun_chr_read_iter(tfile: &TunFile, to: &mut IovIterDest<'_>, noblock: bool) -> Result<usize> {
     let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
     let len = to.len();
-    if len == 0 {
-        return Ok(0);
-    }
-    let skb = tun_ring_recv(&dev, tfile, noblock)?;
-    let ret = tun_put_user(&dev, skb, to)?;
+    let ret = tun_do_read(&dev, tfile, to, noblock, None)?;
     Ok(ret.min(len))
+}
+
+/// `tun_sendmsg()`: vhost-net's transmit: a batch of `xdp_buff`s
+/// (`TUN_MSG_PTR`, each through `tun_xdp_one()`; the batch's length is
+/// returned whatever became of each), or a write from the guest's buffers
+/// (`MSG_DONTWAIT` as `O_NONBLOCK`).
+///
+/// Deliberate differences: zerocopy buffers (`TUN_MSG_UBUF`) are refused
+/// with `EOPNOTSUPP`: vhost-net sends them only to a socket with
+/// `SOCK_ZEROCOPY` (and its `experimental_zcopytx`), which rust_tun's
+/// never have. `MSG_MORE` (tun.c: hold packets back up to `rx_batched`)
+/// changes nothing: every packet goes on at once (`tun_rx_batched`).
+fn tun_sendmsg(tfile: &TunFile, m: &mut MsgHdr<'_>, total_len: usize) -> Result<usize> {
+    let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
+    match m.tun_ctl() {
+        TunMsgCtl::XdpBatch(batch) => {
+            let n = batch.len();
+            for (i, xdp) in batch.enumerate() {
+                // As tun.c, a buffer's failure is its own (counted there).
+                let _ = tun_xdp_one(&dev, tfile, xdp, i + 1 < n);
+            }
+            return Ok(total_len);
+        }
+        TunMsgCtl::Zerocopy => return Err(errno::EOPNOTSUPP()),
+        TunMsgCtl::None => {}
+    }
+    let noblock = m.flags() & bindings::RTUN_MSG_DONTWAIT != 0;
+    tun_get_user(&dev, tfile, &mut m.source(), noblock)
+}
+
+/// `tun_xdp_one()` without an XDP program (rust_tun has none): an skb
+/// around one of vhost-net's buffers, its virtio-net header applied, into
+/// the stack (or, with `IFF_NAPI`, onto the NAPI queue; `more` while the
+/// batch goes on, so the context is scheduled once at its end or past a
+/// poll's weight).
+fn tun_xdp_one(dev: &TunDev, tfile: &TunFile, xdp: XdpBuff<'_>, more: bool) -> Result {
+    let tun = dev.priv_();
+    let datasize = xdp.len();
+    if datasize < ETH_HLEN {
+        return Err(EINVAL);
+    }
+    let features = tun_vnet_hdr_guest_features(tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize);
+    let gso = xdp.vnet_hdr(tun_vnet_parse_size(features));
+    let tnl = features & NETIF_F_GSO_UDP_TUNNEL != 0;
+    let tnl_csum = features & NETIF_F_GSO_UDP_TUNNEL_CSUM != 0;
+    let mut skb = xdp.build_skb()?;
+    // The order of each kernel's tun.c (see `tun_get_user`).
+    if !sys::compat::VNET_AFTER_NETWORK_HEADER
+        && skb.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err()
+    {
+        tun.stats.rx_frame_errors_inc();
+        return Err(EINVAL);
+    }
+    skb.set_dev(dev);
+    if sys::compat::VNET_AFTER_NETWORK_HEADER {
+        if !skb.set_l2_network_header() {
+            return Err(EINVAL);
+        }
+        if skb.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err() {
+            tun.stats.rx_frame_errors_inc();
+            return Err(EINVAL);
+        }
+    }
+    if !skb.eth_type_trans(dev) {
+        skb.drop_reason(DropReason::HDR_TRUNC);
+        return Err(EINVAL);
+    }
+    skb.reset_network_probe_transport();
+    let queue_index = tfile.queue_index.load(Ordering::Relaxed);
+    if u32::from(queue_index) < tun.numqueues.load(Ordering::Acquire) {
+        skb.record_rx_queue(queue_index);
+    }
+    let rxhash = if tun.numqueues() > 1 && !tfile.detached.is_set() {
+        skb.hash_symmetric()
+    } else {
+        0
+    };
+    if tun_napi_enabled(tfile) {
+        tun_napi_queue(tfile, skb, more)?;
+    } else {
+        tun_rx_batched(skb);
+    }
+    dev.sw_netstats_rx_add(datasize as u32);
+    if rxhash != 0 {
+        tun_flow_update(tun, rxhash, tfile);
+    }
+    Ok(())
+}
+
+/// `tun_recvmsg()`: vhost-net's receive, the packet it consumed from the
+/// ring (`entry`) or the next one; past `total_len` the packet is cut and
+/// `MSG_TRUNC` set, and with `MSG_TRUNC` in `flags` its full size is
+/// returned. A packet given and not delivered is freed.
+fn tun_recvmsg(
+    tfile: &TunFile,
+    m: &mut MsgHdr<'_>,
+    entry: Option<SkBuff>,
+    total_len: usize,
+    flags: u32,
+) -> Result<usize> {
+    let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
+    let known =
+        bindings::RTUN_MSG_DONTWAIT | bindings::RTUN_MSG_TRUNC | bindings::RTUN_MSG_ERRQUEUE;
+    if flags & !known != 0 {
+        return Err(EINVAL);
+    }
+    if flags & bindings::RTUN_MSG_ERRQUEUE != 0 {
+        // Deliberate difference: tun.c keeps (leaks) a given packet here.
+        drop(entry);
+        return tfile.sock.recv_errqueue(m, total_len);
+    }
+    let noblock = flags & bindings::RTUN_MSG_DONTWAIT != 0;
+    let ret = tun_do_read(&dev, tfile, &mut m.dest(), noblock, entry)?;
+    if ret > total_len {
+        m.set_trunc();
+        return Ok(if flags & bindings::RTUN_MSG_TRUNC != 0 {
+            ret
+        } else {
+            total_len
+        });
+    }
+    Ok(ret)
+}
+
+/// `tun_peek_len()`: the length of the next packet on the ring (with its
+/// VLAN tag), 0 if none or if the file has no device.
+fn tun_peek_len(tfile: &TunFile) -> i32 {
+    match tfile.tun.get() {
+        Some(_dev) => tfile.ring.peek_len(),
+        None => 0,
+    }
+}
+
+/// 7.3's `tun_wake_queue()`: vhost-net consumed `consumed` packets from
+/// `tfile`'s ring under its consumer lock (`ring`); with
+/// `IFF_BACKPRESSURE`, the stopped queue may wake.
+fn tun_wake_queue(tfile: &TunFile, ring: &mut RingConsumer<'_>, consumed: u32) {
+    if let Some(dev) = tfile.tun.get() {
+        __tun_wake_queue(&dev, tfile, ring, consumed);
+    }
 }
 
 /// `tun_flow_update()`: the write path's flow bookkeeping. Refreshes or
@@ -521,8 +709,10 @@ fn tun_chr_poll<'f>(tfile: &'f TunFile, table: &PollTable<'f>) -> u32 {
     let Some(dev) = tfile.tun.get() else {
         return poll::ERR;
     };
-    table.wait(&tfile.wq);
-    // Writers waiting for send-buffer space are woken on the socket's.
+    // One wait queue, the socket's (tun.c: `sk_sleep(sk)`), for readers,
+    // writers waiting for send-buffer space and pollers alike: a poller
+    // such as vhost-net has one wait entry per poll table and must be
+    // queued once.
     table.wait(tfile.sock.wq());
 
     let mut mask = 0;

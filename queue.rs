@@ -316,7 +316,7 @@ pub(crate) fn tun_net_uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
         tfile.shutdown.store(true, Ordering::Relaxed);
         tfile.tun.set(None, rtnl);
         tfile.detached.set(None, rtnl);
-        tfile.wq.wake_up_poll(poll::IN | poll::ERR);
+        tfile.sock.wq().wake_up_poll(poll::IN | poll::ERR);
     };
     for slot in &tun.tfiles[..n] {
         if let Some(tfile) = slot.get_rtnl(rtnl) {
@@ -407,7 +407,7 @@ impl NetdevEvents for TunEvents {
                 let n = tun.numqueues() as usize;
                 for slot in &tun.tfiles[..n] {
                     if let Some(tfile) = slot.get_rtnl(rtnl) {
-                        tfile.wq.wake_up_poll(poll::OUT);
+                        tfile.sock.wq().wake_up_poll(poll::OUT);
                     }
                 }
             }

@@ -139,7 +139,9 @@ mod sock;
 mod static_key;
 mod sync;
 mod sysfs;
+pub(crate) mod vhost;
 mod vnet;
+mod xdp;
 
 // What the drivers use, by module (no glob re-exports: each item's home
 // is one `use` away).
@@ -184,7 +186,9 @@ pub(crate) use rps::{
 };
 pub(crate) use security::{security_tun_dev_create, TunSecurity};
 pub(crate) use skb::{DropReason, IovIterDest, IovIterSource, SkBuff};
-pub(crate) use sock::{FasyncBand, Proto, Sock, SockFprog, SockRef, SOCK_FPROG_LEN};
+pub(crate) use sock::{
+    FasyncBand, MsgHdr, Proto, Sock, SockFprog, SockOps, SockRef, TunMsgCtl, SOCK_FPROG_LEN,
+};
 pub(crate) use static_key::{
     for_each_jump_site, rfs_needed_count, static_branch_unlikely, SiteInsn, JUMP_LABELS,
 };
@@ -197,6 +201,7 @@ pub(crate) use sync::rtnl::{Rtnl, RtnlLocked};
 pub(crate) use sync::time::{
     impl_has_timer, jiffies, rcu_cookie, round_jiffies_up, HasTimer, Timer, HZ,
 };
-pub(crate) use sync::wait::{poll, PollTable, WaitQueue};
+pub(crate) use sync::wait::{poll, PollTable};
 pub(crate) use sysfs::{AttrGroup, AttrList, DevAttrShow, DevAttribute, SysfsBuf};
 pub(crate) use vnet::{VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN, VNET_HDR_TNL_SIZE};
+pub(crate) use xdp::XdpBuff;

@@ -53,7 +53,7 @@ use link::{link_ops, tun_default_link_ksettings};
 use sys::{
     DebugfsFops, DebugfsRoot, DevDebugfs, DevOps, FileOperations, LinkKsettings, MiscDevice,
     NetDevice, NetNs, Notifier, PerCpuCounters, Proto, RcuArc, RcuDev, RtnlLocked, SkbRing, Sock,
-    SockFprog, Stats64, TunSecurity, WaitQueue,
+    SockFprog, Stats64, TunSecurity,
 };
 use txfilter::TxFilter;
 
@@ -360,9 +360,6 @@ pub(crate) struct TunFile {
     /// `tfile->tx_ring`: packets from the stack, waiting for the reader.
     #[pin]
     ring: SkbRing,
-    /// Readers and pollers wait here (tun.c: the socket's wait queue).
-    #[pin]
-    wq: WaitQueue,
     /// `tfile->tun`: the device, while attached or detached with
     /// `TUNSETQUEUE` (as in tun.c, a detached file still reads and writes).
     tun: RcuDev<Tun>,
@@ -400,7 +397,7 @@ pub(crate) fn dropin() -> bool {
 }
 
 /// The sockets of open files (tun.c's `tun_proto`).
-static TUN_PROTO: Proto = Proto::new(b"rust_tun");
+static TUN_PROTO: Proto = Proto::new::<chr::TunChr>(b"rust_tun");
 
 /// The device ops: TUN guarded, TUN unguarded, TAP guarded, TAP unguarded.
 /// The mode is fixed per device by its ops, so the transmit path pays
@@ -425,6 +422,9 @@ static TUN_NOTIFIER: Notifier = Notifier::new::<queue::TunEvents>();
 /// a dynamic minor beside tun.ko, `/dev/net/tun` (minor 200) in drop-in
 /// mode.
 static TUN_FOPS: FileOperations = FileOperations::new::<chr::TunChr>();
+
+// tun.ko's exports for vhost-net, as `rtun_*` (sys/vhost.rs).
+sys::vhost::export_tun_files!(chr::TunChr, TUN_FOPS);
 static TUN_MISCDEV: MiscDevice = MiscDevice::new(
     None,
     c_str!("rust_tun"),

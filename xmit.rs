@@ -198,7 +198,7 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
     if tfile.fasync.load(Ordering::Relaxed) {
         tfile.sock.kill_fasync(FasyncBand::In);
     }
-    tfile.wq.wake_up_poll_if_sleeper(poll::IN);
+    tfile.sock.wq().wake_up_poll_if_sleeper(poll::IN);
     TxResult::Ok
 }
 

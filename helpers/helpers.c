@@ -52,6 +52,7 @@
 #include "netlink.c"
 #include "percpu.c"
 #include "preempt.c"
+#include "ptr_ring.c"
 #include "rcu.c"
 #include "rps.c"
 #include "security.c"

@@ -11,3 +11,8 @@ __rtun_helper void *rtun_helper_page_address(const struct page *page)
 {
 	return page_address(page);
 }
+
+__rtun_helper void rtun_helper_put_page(struct page *page)
+{
+	put_page(page);
+}

@@ -2,6 +2,7 @@
 
 #include <linux/if_vlan.h>
 #include <linux/skbuff.h>
+#include <net/xdp.h>
 
 __rtun_helper void rtun_helper_kfree_skb(struct sk_buff *skb)
 {
@@ -158,4 +159,18 @@ __rtun_helper void rtun_helper_skb_queue_splice_tail_init(struct sk_buff_head *l
 __rtun_helper void rtun_helper_skb_queue_purge(struct sk_buff_head *list)
 {
 	skb_queue_purge(list);
+}
+
+__rtun_helper void rtun_helper_skb_metadata_set(struct sk_buff *skb, u8 meta_len)
+{
+	skb_metadata_set(skb, meta_len);
+}
+
+/*
+ * xdp->frame_sz: a member of an anonymous struct group on 7.3, which
+ * bindgen names differently per version.
+ */
+__rtun_helper u32 rtun_helper_xdp_frame_sz(const struct xdp_buff *xdp)
+{
+	return xdp->frame_sz;
 }

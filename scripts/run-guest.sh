@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot the test kernel in QEMU (TCG) with an initramfs holding busybox, the
-# modules (rust_tun.ko, rust_dummy.ko beside it if built, and the C
+# modules (rust_tun.ko, rust_dummy.ko and rust_tun_vhost.ko beside it if built, and the C
 # tun/pktgen/dummy from the same build, geneve and its UDP tunnel modules
 # when the kernel builds them), the guest programs and
 # GUEST_SCRIPT; stream the console to the terminal and to a log; exit with
@@ -132,7 +132,9 @@ cp "$script" "$root/test.sh"
 chmod +x "$root/init"
 cp "$rtun" "$root/bin/rtun"
 cp "$ko" "$root/lib/modules/"
-[ ! -f "$(dirname "$ko")/rust_dummy.ko" ] || cp "$(dirname "$ko")/rust_dummy.ko" "$root/lib/modules/"
+for m in rust_dummy rust_tun_vhost; do
+	[ ! -f "$(dirname "$ko")/$m.ko" ] || cp "$(dirname "$ko")/$m.ko" "$root/lib/modules/"
+done
 if [ "$flavor" = debian ]; then
 	# Debian's own modules, from its linux-modules package in the userland
 	# (scripts/build-debian.sh), with what they depend on (modules.dep),

@@ -264,10 +264,10 @@ mk() { make -C "$RT_TOP" KDIR="$kdir" "$@"; }
 [ $host_checks = 0 ] || step rustfmt mk rustfmtcheck
 [ $host_checks = 0 ] || step "clippy-${main_kernel%-*}" clippy_clean -C "$RT_TOP" KDIR="$kdir"
 # A failed build must not let the guest suites run a stale module or
-# program: the modules (rust_tun.ko, rust_dummy.ko) and the program are
+# program: the modules (rust_tun.ko, rust_dummy.ko, rust_tun_vhost.ko) and the program are
 # removed first, and the guest suites run only if rust_tun.ko and the
 # program were built now.
-rm -f "$RT_TOP/rust_tun.ko" "$RT_TOP/rust_dummy.ko" "$(rt_guest_bin)"
+rm -f "$RT_TOP/rust_tun.ko" "$RT_TOP/rust_dummy.ko" "$RT_TOP/rust_tun_vhost.ko" "$(rt_guest_bin)"
 step build mk
 built_module=$([ -f "$RT_TOP/rust_tun.ko" ] && echo 1 || echo 0)
 step guest-programs bash "$RT_TOP/scripts/build-guest.sh" $([ $host_checks = 0 ] || echo --test)

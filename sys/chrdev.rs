@@ -197,6 +197,31 @@ impl core::fmt::Write for SeqFile {
 /// `FMODE_NOWAIT` is set at open, so `RWF_NOWAIT` I/O is served.
 pub(crate) struct FileOperations(bindings::file_operations);
 
+impl FileOperations {
+    /// The data of `file` if it is one of these operations' files.
+    ///
+    /// # Safety
+    ///
+    /// `file` is a live file the caller holds a reference on for `'a`,
+    /// and these are `T`'s operations.
+    pub(super) unsafe fn data_of<'a, T: FileOps>(
+        &'static self,
+        file: *mut bindings::file,
+    ) -> Result<&'a T::Data> {
+        // SAFETY: A live file (the caller's guarantee).
+        let (fop, data) = unsafe { ((*file).f_op, (*file).private_data) };
+        if !core::ptr::eq(fop, &self.0) {
+            return Err(EINVAL);
+        }
+        if data.is_null() {
+            return Err(crate::sys::errno::EBADFD());
+        }
+        // SAFETY: One of `T`'s files: its private data is its `T::Data`
+        // from open to release, and the caller's reference keeps it open.
+        Ok(unsafe { &*data.cast::<T::Data>() })
+    }
+}
+
 // SAFETY: Function pointers and the module pointer, read by the kernel.
 unsafe impl Sync for FileOperations {}
 

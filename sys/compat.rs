@@ -297,3 +297,12 @@ pub(crate) fn unit_init() -> impl PinInit<(), Error> {
     let i = Ok::<(), Error>(());
     i
 }
+
+/// `pin_init_from_closure()`: the kernel crate's on 6.12, the `pin_init`
+/// crate's on 7.3.
+#[cfg(rtun_kernel = "6.12")]
+pub(crate) use kernel::init::pin_init_from_closure;
+/// `pin_init_from_closure()`: the kernel crate's on 6.12, the `pin_init`
+/// crate's on 7.3.
+#[cfg(rtun_kernel = "7.3")]
+pub(crate) use pin_init::pin_init_from_closure;

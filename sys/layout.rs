@@ -93,6 +93,10 @@ c_sizes!(
     iovec,
     cpumask,
     rtun_vnet_hdr_tnl,
+    ptr_ring,
+    msghdr,
+    tun_msg_ctl,
+    xdp_buff,
 );
 
 c_offsets!(
@@ -103,6 +107,17 @@ c_offsets!(
     sock.sk_write_space,
     sock.sk_filter,
     socket.file,
+    ptr_ring.producer_lock,
+    ptr_ring.consumer_lock,
+    ptr_ring.size,
+    msghdr.msg_iter,
+    msghdr.msg_controllen,
+    msghdr.msg_flags,
+    xdp_buff.data,
+    xdp_buff.data_end,
+    xdp_buff.data_meta,
+    xdp_buff.data_hard_start,
+    tun_msg_ctl.ptr,
     socket.ops,
     socket.wq,
     rtun_sock.socket,

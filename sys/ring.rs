@@ -1,310 +1,350 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! [`SkbRing`], the per-queue transmit ring: `include/linux/ptr_ring.h`
-//! (which tun.c's `tx_ring` is), without its batching, over two
-//! [`RawSpinLock`]s; its index arithmetic is `ring_logic.rs`, host-tested.
+//! [`SkbRing`], the per-queue transmit ring: the kernel's `struct ptr_ring`
+//! (`include/linux/ptr_ring.h`), as tun.c's `tfile->tx_ring` is, so that
+//! vhost-net can consume it directly (`tun_get_tx_ring()`: see
+//! `sys/vhost.rs`). Every operation is ptr_ring.h's own, through a
+//! one-line helper (`helpers/ptr_ring.c`); the entries are owned
+//! `sk_buff`s (tun's entry encoding without `TUN_XDP_FLAG`: rust_tun
+//! queues no `xdp_frame`s).
 
 use super::skb::SkBuff;
 use super::sync::lock::{BhDisabled, BhOff};
 use crate::bindings;
 use core::cell::UnsafeCell;
-use core::ptr;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::ffi::c_void;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::error::to_result;
 use kernel::prelude::*;
-use kernel::sync::lock::{Backend, Guard, Lock};
+use kernel::types::Opaque;
 
-#[path = "ring_logic.rs"]
-mod ring_logic;
-use ring_logic::{next, producer_after_resize, resize_slot, walk};
-
-/// A `spinlock_t` taken with plain `spin_lock()`: the caller provides the
-/// context (bottom halves off where they must be). A
-/// `kernel::sync::Lock` backend over the inline `spin_lock()`.
-pub(crate) struct RawSpinLockBackend;
-
-/// A spinlock taken with plain `spin_lock()`.
-pub(crate) type RawSpinLock<T> = Lock<T, RawSpinLockBackend>;
-
-// SAFETY: `spin_lock` ensures mutual exclusion; `relock` uses the default,
-// which calls `lock` again.
-unsafe impl Backend for RawSpinLockBackend {
-    type State = kernel::bindings::spinlock_t;
-    type GuardState = ();
-
-    unsafe fn init(
-        ptr: *mut Self::State,
-        name: *const kernel::ffi::c_char,
-        key: *mut kernel::bindings::lock_class_key,
-    ) {
-        // SAFETY: The caller guarantees `ptr` is valid for writes and that
-        // `name` and `key` live forever.
-        unsafe { kernel::bindings::__spin_lock_init(ptr, name, key) }
-    }
-
-    #[inline(always)]
-    unsafe fn lock(ptr: *mut Self::State) {
-        // CAST: The kernel crate's binding of `spinlock_t` and ours are
-        // the same C type.
-        // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
-        unsafe { bindings::spin_lock(ptr.cast()) }
-    }
-
-    #[inline(always)]
-    unsafe fn unlock(ptr: *mut Self::State, _guard_state: &()) {
-        // CAST: As in `lock`.
-        // SAFETY: The caller guarantees it holds the lock at `ptr`.
-        unsafe { bindings::spin_unlock(ptr.cast()) }
-    }
-
-    crate::sys::compat::backend_since_7_3! {
-        unsafe fn try_lock(ptr: *mut Self::State) -> Option<()> {
-            // CAST: As in `lock`.
-            // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
-            (unsafe { bindings::spin_trylock(ptr.cast()) } != 0).then_some(())
-        }
-
-        unsafe fn assert_is_held(ptr: *mut Self::State) {
-            // CAST: As in `lock`.
-            // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
-            unsafe { bindings::spin_assert_is_held(ptr.cast()) }
-        }
-    }
-}
-
-/// A bounded FIFO of owned skbs with separate producer and consumer locks.
-/// A slot is empty when null; the producer fills the slot at its index if
-/// it is empty, the consumer empties the slot at its index if it is full,
-/// so the two sides only meet through the slots.
+/// A bounded FIFO of owned skbs: a `struct ptr_ring`, with tun.c 7.3's
+/// `tfile->cons_cnt` beside it.
 ///
 /// The producer lock is taken with bottom halves off (the transmit path's
 /// [`BhOff`], or [`BhDisabled`] from process context); the consumer lock
-/// only in process context, so the reader pays no bottom-half toggling.
-///
-/// The consumer lock also guards tun.c's `tfile->cons_cnt` (7.3's
-/// `IFF_BACKPRESSURE`: "Protected by tx_ring.consumer_lock"), kept here
-/// beside the consumer index so that the lock owns what it protects.
+/// in process context, by us and by vhost-net (`vhost_net_buf_produce()`),
+/// so the reader pays no bottom-half toggling -- tun.c's discipline.
 ///
 /// # Invariants
 ///
-/// The producer index is the producer lock's data, the consumer index the
-/// consumer lock's. `slots` (the vector itself) is read with either lock
-/// held and replaced only with both held. A non-null slot owns its skb.
+/// `ring` was initialised by `ptr_ring_init()` and is cleaned up once, on
+/// drop. Every entry is an owned `sk_buff`. `cons_cnt` is accessed only
+/// with the consumer lock held ("Protected by tx_ring.consumer_lock").
 #[pin_data(PinnedDrop)]
 pub(crate) struct SkbRing {
     #[pin]
-    producer: RawSpinLock<usize>,
-    #[pin]
-    consumer: RawSpinLock<ConsumerState>,
-    slots: UnsafeCell<KVVec<AtomicPtr<bindings::sk_buff>>>,
+    ring: Opaque<bindings::ptr_ring>,
+    cons_cnt: UnsafeCell<u32>,
 }
 
-/// What the consumer lock guards.
-struct ConsumerState {
-    /// The consumer index.
-    index: usize,
-    /// tun.c 7.3's `tfile->cons_cnt`: packets consumed since the queue
-    /// was stopped (`__tun_wake_queue()`).
-    cons_cnt: u32,
+// SAFETY: The ring is the kernel's, used under its own locks; `cons_cnt`
+// under the consumer lock (type invariants); skbs may be freed anywhere.
+unsafe impl Send for SkbRing {}
+// SAFETY: As above.
+unsafe impl Sync for SkbRing {}
+
+/// `tun_ptr_free()` for the entries `ptr_ring_cleanup()` destroys.
+unsafe extern "C" fn ring_destroy(ptr: *mut c_void) {
+    if let Some(p) = NonNull::new(ptr.cast::<bindings::sk_buff>()) {
+        // SAFETY: Every entry is an owned skb (type invariants), which the
+        // ring hands to its destructor and forgets.
+        drop(unsafe { SkBuff::from_raw(p.as_ptr()) });
+    }
 }
 
-/// The ring with its consumer lock held (`spin_lock(&r->consumer_lock)`):
-/// `__ptr_ring_consume()`, `__ptr_ring_empty()` and `cons_cnt`.
+/// `tun_ptr_free()` for the entries a resize's `__ptr_ring_swap_queue()`
+/// has no room for: also counts them in [`RESIZE_DROPS`].
+unsafe extern "C" fn ring_resize_destroy(ptr: *mut c_void) {
+    RESIZE_DROPS.fetch_add(1, Ordering::Relaxed);
+    // SAFETY: As the caller (`__ptr_ring_swap_queue()`) guarantees.
+    unsafe { ring_destroy(ptr) };
+}
+
+/// Entries `ring_destroy` freed. A resize reads it before and after its
+/// swap; resizes run under rtnl, one at a time, so the difference is its
+/// own.
+static RESIZE_DROPS: AtomicU64 = AtomicU64::new(0);
+
+/// The ring with its consumer lock held (`spin_lock(&r->consumer_lock)`).
+///
+/// # Invariants
+///
+/// The consumer lock of `ring` is held for `'a`; released on drop when
+/// `owned`.
 pub(crate) struct RingConsumer<'a> {
     ring: &'a SkbRing,
-    state: Guard<'a, ConsumerState, RawSpinLockBackend>,
+    owned: bool,
 }
 
 impl RingConsumer<'_> {
     /// `__ptr_ring_consume()`.
     #[inline]
     pub(crate) fn consume(&mut self) -> Option<SkBuff> {
-        // SAFETY: The consumer lock is held.
-        let slots = unsafe { self.ring.slots() };
-        let i = self.state.index;
-        let slot = slots.get(i)?;
-        let p = slot.load(Ordering::Acquire);
-        if p.is_null() {
-            return None;
-        }
-        // Emptying the slot hands it back to the producer.
-        slot.store(ptr::null_mut(), Ordering::Release);
-        self.state.index = next(i, slots.len());
-        // SAFETY: The slot owned the skb; it left the ring and is ours.
-        Some(unsafe { SkBuff::from_raw(p) })
+        // SAFETY: The consumer lock is held (type invariants).
+        let p = unsafe { bindings::__ptr_ring_consume(self.ring.raw()) };
+        // SAFETY: A non-null entry is an owned skb that left the ring.
+        NonNull::new(p.cast::<bindings::sk_buff>()).map(|p| unsafe { SkBuff::from_raw(p.as_ptr()) })
     }
 
     /// `__ptr_ring_empty()`.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        // SAFETY: The consumer lock is held.
-        let slots = unsafe { self.ring.slots() };
-        match slots.get(self.state.index) {
-            None => true,
-            Some(slot) => slot.load(Ordering::Acquire).is_null(),
+        // SAFETY: The consumer lock is held (type invariants).
+        unsafe { bindings::__ptr_ring_empty(self.ring.raw()) }
+    }
+
+    /// `PTR_RING_PEEK_CALL(r, tun_ptr_peek_len)` with the lock held: the
+    /// length of the next packet with its VLAN tag, 0 if there is none.
+    #[inline]
+    pub(crate) fn peek_len(&self) -> i32 {
+        // SAFETY: The consumer lock is held (type invariants).
+        let p = unsafe { bindings::__ptr_ring_peek(self.ring.raw()) };
+        if p.is_null() {
+            return 0;
         }
+        // SAFETY: A non-null entry is a live skb the ring owns, and it
+        // stays in the ring while we hold the consumer lock.
+        unsafe { bindings::__skb_array_len_with_tag(p.cast()) }
     }
 
     /// `r->size`.
     #[inline]
     pub(crate) fn size(&self) -> usize {
-        // SAFETY: The consumer lock is held.
-        unsafe { self.ring.slots() }.len()
+        // SAFETY: The consumer lock is held (type invariants); `size`
+        // changes only with both locks held.
+        let size = unsafe { (*self.ring.raw()).size };
+        size as usize
     }
 
     /// tun.c's `tfile->cons_cnt`, which the consumer lock protects.
     #[inline]
     pub(crate) fn cons_cnt(&mut self) -> &mut u32 {
-        &mut self.state.cons_cnt
+        // SAFETY: The consumer lock is held, and `&mut self` makes this
+        // the only reference through this guard.
+        unsafe { &mut *self.ring.cons_cnt.get() }
+    }
+}
+
+impl Drop for RingConsumer<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: We hold the consumer lock (type invariants).
+            unsafe { bindings::spin_unlock(self.ring.consumer_lock()) };
+        }
     }
 }
 
 /// The ring with its producer lock held (`spin_lock(&r->producer_lock)`,
-/// bottom halves off): `__ptr_ring_produce()`, `__ptr_ring_check_produce()`.
+/// bottom halves off).
+///
+/// # Invariants
+///
+/// The producer lock of `ring` is held for `'a`; released on drop.
 pub(crate) struct RingProducer<'a> {
     ring: &'a SkbRing,
-    index: Guard<'a, usize, RawSpinLockBackend>,
 }
 
 impl RingProducer<'_> {
     /// `__ptr_ring_produce()`; gives the packet back when the ring is full.
     #[inline(always)]
     pub(crate) fn produce(&mut self, skb: SkBuff) -> core::result::Result<(), SkBuff> {
-        // SAFETY: The producer lock is held.
-        let slots = unsafe { self.ring.slots() };
-        produce_locked(slots, &mut self.index, skb)
+        let p = skb.into_raw();
+        // SAFETY: The producer lock is held (type invariants); the ring
+        // owns the skb if this succeeds.
+        if unsafe { bindings::__ptr_ring_produce(self.ring.raw(), p.cast()) } == 0 {
+            Ok(())
+        } else {
+            // SAFETY: Refused: the skb is still ours.
+            Err(unsafe { SkBuff::from_raw(p) })
+        }
     }
 
-    /// `__ptr_ring_check_produce()`: `Ok` if a produce would succeed now,
-    /// `EINVAL` for a ring of no slots, `ENOSPC` for a full one.
+    /// `__ptr_ring_check_produce()` (7.3): `Ok` if a produce would succeed
+    /// now, `EINVAL` for a ring of no slots, `ENOSPC` for a full one.
     #[inline(always)]
     pub(crate) fn check_produce(&self) -> Result {
-        // SAFETY: The producer lock is held.
-        let slots = unsafe { self.ring.slots() };
-        match slots.get(*self.index) {
-            None => Err(EINVAL),
-            Some(slot) if !slot.load(Ordering::Acquire).is_null() => Err(ENOSPC),
-            Some(_) => Ok(()),
-        }
+        // SAFETY: The producer lock is held (type invariants).
+        to_result(unsafe { check_produce(self.ring.raw()) })
+    }
+}
+
+/// `__ptr_ring_check_produce()`, 7.3's.
+///
+/// # Safety
+///
+/// The caller holds the producer lock of `r`.
+#[cfg(rtun_kernel = "7.3")]
+#[inline(always)]
+unsafe fn check_produce(r: *mut bindings::ptr_ring) -> core::ffi::c_int {
+    // SAFETY: As the caller guarantees.
+    unsafe { bindings::__ptr_ring_check_produce(r) }
+}
+
+/// 6.12 has no `__ptr_ring_check_produce()`, and no `IFF_BACKPRESSURE`,
+/// whose transmit path is its only caller: never called there.
+///
+/// # Safety
+///
+/// The caller holds the producer lock of `r`.
+#[cfg(rtun_kernel = "6.12")]
+#[inline(always)]
+unsafe fn check_produce(_r: *mut bindings::ptr_ring) -> core::ffi::c_int {
+    -(bindings::EOPNOTSUPP as core::ffi::c_int)
+}
+
+impl Drop for RingProducer<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: We hold the producer lock (type invariants).
+        unsafe { bindings::spin_unlock(self.ring.producer_lock()) };
     }
 }
 
 /// The ring with both its locks held, consumer then producer, bottom
 /// halves off (tun.c 7.3: `spin_lock_bh(&r->consumer_lock);
-/// spin_lock(&r->producer_lock)`). The fields drop in order: producer,
-/// consumer, then bottom halves back on.
+/// spin_lock(&r->producer_lock)`, as `ptr_ring_resize_multiple_bh()`). The
+/// fields drop in order: producer, consumer, then bottom halves back on.
 pub(crate) struct RingLocked<'a> {
-    /// The producer side, held (nothing of tun.c's reads it under both).
+    /// The producer side, held.
     _producer: RingProducer<'a>,
     /// The consumer side.
     pub(crate) consumer: RingConsumer<'a>,
     _bh: BhDisabled,
 }
 
-/// `__ptr_ring_produce()` on `slots`, whose producer index is `producer`
-/// (the caller holds the producer lock).
-#[inline(always)]
-fn produce_locked(
-    slots: &[AtomicPtr<bindings::sk_buff>],
-    producer: &mut usize,
-    skb: SkBuff,
-) -> core::result::Result<(), SkBuff> {
-    let i = *producer;
-    match slots.get(i) {
-        Some(slot) if slot.load(Ordering::Acquire).is_null() => {
-            // INVARIANT: The slot now owns the skb.
-            slot.store(skb.into_raw(), Ordering::Release);
-            *producer = next(i, slots.len());
-            Ok(())
-        }
-        _ => Err(skb),
-    }
+/// Storage for an [`SkbRing`], allocated outside its locks
+/// (`__ptr_ring_init_queue_alloc()`, `kvmalloc_array` of `len` slots).
+///
+/// # Invariants
+///
+/// `queue` is a zeroed allocation of `len` pointers, ours until swapped
+/// into a ring, freed with `kvfree` on drop.
+pub(crate) struct RingSlots {
+    queue: NonNull<*mut c_void>,
+    len: usize,
 }
-
-// SAFETY: Every field is accessed under the lock the invariants name, and
-// skbs may be freed from any thread.
-unsafe impl Send for SkbRing {}
-// SAFETY: As above.
-unsafe impl Sync for SkbRing {}
-
-/// Storage for an [`SkbRing`], allocated outside its locks.
-pub(crate) struct RingSlots(KVVec<AtomicPtr<bindings::sk_buff>>);
 
 impl RingSlots {
-    /// The most slots a ring can have: `ptr_ring`'s limit
-    /// (`KMALLOC_MAX_SIZE / sizeof(void *)`), beyond which tun.c's
-    /// `ptr_ring_resize` fails with `ENOMEM`.
-    pub(crate) const MAX: usize =
-        bindings::RTUN_KMALLOC_MAX_SIZE as usize / core::mem::size_of::<*mut u8>();
-
-    /// Room for `len` packets, from `kvmalloc` (tun.c's `ptr_ring` uses
-    /// `kvmalloc_array`: a large ring falls back to vmalloc instead of
-    /// failing for want of contiguous memory). `len` 0 is a ring that
-    /// holds nothing, as `ptr_ring` of size 0: every packet is dropped.
+    /// Room for `len` packets. `len` 0 is a ring that holds nothing, as a
+    /// `ptr_ring` of size 0: every packet is dropped. Beyond ptr_ring's
+    /// limit (`KMALLOC_MAX_SIZE / sizeof(void *)`), `ENOMEM` as tun.c's
+    /// `ptr_ring_resize`.
     pub(crate) fn new(len: usize) -> Result<Self> {
-        if len > Self::MAX {
+        let n = u32::try_from(len).map_err(|_| ENOMEM)?;
+        if i32::try_from(n).is_err() {
             return Err(ENOMEM);
         }
-        let mut v = KVVec::with_capacity(len, GFP_KERNEL)?;
-        for _ in 0..len {
-            v.push(AtomicPtr::new(ptr::null_mut()), GFP_KERNEL)?;
-        }
-        Ok(Self(v))
+        // SAFETY: Any size and flags; NULL on failure.
+        let q = unsafe { bindings::__ptr_ring_init_queue_alloc(n, bindings::RTUN_GFP_KERNEL) };
+        let queue = NonNull::new(q).ok_or(ENOMEM)?;
+        // INVARIANT: A fresh zeroed allocation of `len` slots.
+        Ok(Self { queue, len })
     }
 }
 
+impl Drop for RingSlots {
+    fn drop(&mut self) {
+        // SAFETY: Ours (type invariants), from kvmalloc.
+        unsafe { bindings::kvfree(self.queue.as_ptr().cast()) };
+    }
+}
+
+// SAFETY: A plain allocation.
+unsafe impl Send for RingSlots {}
+
 impl SkbRing {
-    /// An empty ring with no storage (`ptr_ring_init(0)`); every produce
-    /// fails until [`SkbRing::resize`].
-    pub(crate) fn new() -> impl PinInit<Self> {
+    /// An empty ring with no storage (`ptr_ring_init(0)`, as
+    /// `tun_chr_open()`); every produce fails until [`SkbRing::resize`].
+    pub(crate) fn new() -> impl PinInit<Self, Error> {
+        // SAFETY: `slot` is valid for writes; on failure nothing was
+        // initialised that needs dropping (`ptr_ring_init` frees nothing
+        // it did not allocate), on success every field is.
+        let ring = unsafe {
+            crate::sys::compat::pin_init_from_closure(
+                move |slot: *mut Opaque<bindings::ptr_ring>| {
+                    // CAST: `Opaque<T>` is `repr(transparent)` over `T`.
+                    to_result(bindings::ptr_ring_init(
+                        slot.cast(),
+                        0,
+                        bindings::RTUN_GFP_KERNEL,
+                    ))
+                },
+            )
+        };
         pin_init!(Self {
-            producer <- Lock::new(0, kernel::c_str!("SkbRing::producer"), kernel::static_lock_class!()),
-            consumer <- Lock::new(
-                ConsumerState { index: 0, cons_cnt: 0 },
-                kernel::c_str!("SkbRing::consumer"),
-                kernel::static_lock_class!()
-            ),
-            slots: UnsafeCell::new(KVVec::new()),
-        })
+            ring <- ring,
+            cons_cnt: UnsafeCell::new(0),
+        }? Error)
     }
 
-    /// The slots, while the caller holds either lock.
-    ///
-    /// # Safety
-    ///
-    /// The caller holds this ring's producer or consumer lock for `'a`.
-    unsafe fn slots<'a>(&'a self) -> &'a [AtomicPtr<bindings::sk_buff>] {
-        // SAFETY: Replaced only with both locks held (type invariants), and
-        // the caller holds one.
-        unsafe { &*self.slots.get() }
+    /// The `struct ptr_ring`: what `tun_get_tx_ring()` hands vhost-net.
+    #[inline(always)]
+    pub(crate) fn raw(&self) -> *mut bindings::ptr_ring {
+        self.ring.get()
+    }
+
+    fn consumer_lock(&self) -> *mut bindings::spinlock_t {
+        // SAFETY: An initialised ring (type invariants); no reference made.
+        unsafe { ptr::addr_of_mut!((*self.raw()).consumer_lock) }
+    }
+
+    fn producer_lock(&self) -> *mut bindings::spinlock_t {
+        // SAFETY: As in `consumer_lock`.
+        unsafe { ptr::addr_of_mut!((*self.raw()).producer_lock) }
     }
 
     /// `ptr_ring_produce()` from a context with bottom halves off; gives
     /// the packet back when the ring is full.
     #[inline]
     pub(crate) fn produce(&self, skb: SkBuff, _bh: &BhOff) -> core::result::Result<(), SkBuff> {
-        let mut producer = self.producer.lock();
-        // SAFETY: The producer lock is held.
-        let slots = unsafe { self.slots() };
-        produce_locked(slots, &mut producer, skb)
+        let p = skb.into_raw();
+        // SAFETY: An initialised ring; bottom halves are off (`_bh`), as
+        // the producer lock's nesting in the consumer lock requires.
+        if unsafe { bindings::ptr_ring_produce(self.raw(), p.cast()) } == 0 {
+            Ok(())
+        } else {
+            // SAFETY: Refused: the skb is still ours.
+            Err(unsafe { SkBuff::from_raw(p) })
+        }
     }
 
     /// Takes the producer lock (`spin_lock(&r->producer_lock)`) from a
     /// context with bottom halves off.
     #[inline(always)]
     pub(crate) fn lock_producer(&self, _bh: &BhOff) -> RingProducer<'_> {
-        RingProducer {
-            ring: self,
-            index: self.producer.lock(),
-        }
+        // SAFETY: An initialised lock.
+        unsafe { bindings::spin_lock(self.producer_lock()) };
+        // INVARIANT: Locked just above.
+        RingProducer { ring: self }
     }
 
     /// Takes the consumer lock (`spin_lock(&r->consumer_lock)`), from
     /// process context.
     #[inline(always)]
     pub(crate) fn lock_consumer(&self) -> RingConsumer<'_> {
+        // SAFETY: An initialised lock.
+        unsafe { bindings::spin_lock(self.consumer_lock()) };
+        // INVARIANT: Locked just above, released on drop.
         RingConsumer {
             ring: self,
-            state: self.consumer.lock(),
+            owned: true,
+        }
+    }
+
+    /// The consumer side of a ring whose consumer lock the caller already
+    /// holds (vhost-net's `tun_wake_queue()` call); not released on drop.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds this ring's consumer lock for the result's life.
+    pub(crate) unsafe fn consumer_held(&self) -> RingConsumer<'_> {
+        // INVARIANT: As the caller guarantees; `owned` false.
+        RingConsumer {
+            ring: self,
+            owned: false,
         }
     }
 
@@ -312,12 +352,11 @@ impl SkbRing {
     pub(crate) fn lock_both(&self) -> RingLocked<'_> {
         let bh = BhDisabled::new();
         let consumer = self.lock_consumer();
-        let producer = RingProducer {
-            ring: self,
-            index: self.producer.lock(),
-        };
+        // SAFETY: An initialised lock, nested in the consumer lock.
+        unsafe { bindings::spin_lock(self.producer_lock()) };
         RingLocked {
-            _producer: producer,
+            // INVARIANT: Locked just above.
+            _producer: RingProducer { ring: self },
             consumer,
             _bh: bh,
         }
@@ -334,6 +373,11 @@ impl SkbRing {
         self.lock_consumer().is_empty()
     }
 
+    /// `tun_peek_len()`'s `PTR_RING_PEEK_CALL(.., tun_ptr_peek_len)`.
+    pub(crate) fn peek_len(&self) -> i32 {
+        self.lock_consumer().peek_len()
+    }
+
     /// Drops every queued packet (`tun_queue_purge()`); returns how many.
     pub(crate) fn purge(&self) -> u64 {
         let mut n = 0;
@@ -344,62 +388,42 @@ impl SkbRing {
         n
     }
 
-    /// `ptr_ring_resize()`: moves the queued packets, in order, into
-    /// `slots`; those that do not fit are dropped. Returns how many were.
+    /// `ptr_ring_resize()` into `slots` allocated beforehand (as
+    /// `ptr_ring_resize_multiple_bh()` allocates every ring's before it
+    /// swaps any): `__ptr_ring_swap_queue()` under both locks moves the
+    /// queued packets, in order; those that do not fit are dropped.
+    /// Returns how many were. Called under rtnl (see [`RESIZE_DROPS`]).
     pub(crate) fn resize(&self, slots: RingSlots) -> u64 {
-        let mut new = slots.0;
+        let before = RESIZE_DROPS.load(Ordering::Relaxed);
+        let slots = core::mem::ManuallyDrop::new(slots);
         let old = {
-            // Lock order as ptr_ring's: consumer, then producer with bottom
-            // halves off.
-            let mut consumer = self.consumer.lock();
-            let _bh = BhDisabled::new();
-            let mut producer = self.producer.lock();
-            // SAFETY: Both locks are held: the slots are ours to replace.
-            let old = unsafe { &mut *self.slots.get() };
-            let mut kept = 0;
-            for i in walk(consumer.index, old.len()) {
-                let p = old[i].swap(ptr::null_mut(), Ordering::Relaxed);
-                if p.is_null() {
-                    continue;
-                }
-                match resize_slot(kept, new.len()) {
-                    Some(j) => {
-                        new[j].store(p, Ordering::Relaxed);
-                        kept += 1;
-                    }
-                    // Left in the old storage, to be freed below.
-                    None => old[i].store(p, Ordering::Relaxed),
-                }
+            let _both = self.lock_both();
+            // SAFETY: Both locks are held; `slots.queue` is a zeroed
+            // allocation of `slots.len` (< 2^31) slots, which the ring owns
+            // from here; it returns the old one, ours to free.
+            unsafe {
+                bindings::__ptr_ring_swap_queue(
+                    self.raw(),
+                    slots.queue.as_ptr(),
+                    slots.len as i32,
+                    bindings::RTUN_GFP_KERNEL,
+                    Some(ring_resize_destroy),
+                )
             }
-            consumer.index = 0;
-            *producer = producer_after_resize(kept, new.len());
-            core::mem::swap(old, &mut new);
-            new
         };
-        free_slots(old)
+        // SAFETY: The old queue left the ring under its locks; nothing
+        // refers to it any more.
+        unsafe { bindings::kvfree(old.cast()) };
+        RESIZE_DROPS.load(Ordering::Relaxed) - before
     }
-}
-
-/// Frees the skbs left in `slots`; returns how many there were.
-fn free_slots(slots: KVVec<AtomicPtr<bindings::sk_buff>>) -> u64 {
-    let mut n = 0;
-    for slot in slots.iter() {
-        let p = slot.load(Ordering::Relaxed);
-        if !p.is_null() {
-            // SAFETY: A non-null slot owned its skb; nothing else refers to
-            // this storage any more.
-            drop(unsafe { SkBuff::from_raw(p) });
-            n += 1;
-        }
-    }
-    n
 }
 
 #[pinned_drop]
 impl PinnedDrop for SkbRing {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: Dropping: no other reference exists, so no lock is needed.
-        let slots = unsafe { core::mem::replace(&mut *self.slots.get(), KVVec::new()) };
-        free_slots(slots);
+        // SAFETY: Dropping: no other user of the ring exists (vhost-net's
+        // reference is a file reference, which keeps us alive); cleaned up
+        // once (type invariants).
+        unsafe { bindings::ptr_ring_cleanup(self.raw(), Some(ring_destroy)) };
     }
 }

@@ -151,7 +151,7 @@ fi
 if [ "$cmd" = install ]; then
 	dst=/lib/modules/$krel/updates
 	mkdir -p "$dst"
-	for m in rust_tun rust_dummy; do
+	for m in rust_tun rust_dummy rust_tun_vhost; do
 		install -m 0644 "$build/$m.ko" "$dst/$m.ko"
 		strip --strip-debug "$dst/$m.ko"
 		if [ -n "$sign_key" ]; then
@@ -160,7 +160,7 @@ if [ "$cmd" = install ]; then
 		fi
 	done
 	depmod -a "$krel"
-	log "installed $dst/rust_tun.ko, $dst/rust_dummy.ko$([ -z "$sign_key" ] || echo ", signed with $sign_cert")"
+	log "installed $dst/rust_tun.ko, $dst/rust_dummy.ko, $dst/rust_tun_vhost.ko$([ -z "$sign_key" ] || echo ", signed with $sign_cert")"
 	ko=$dst/rust_tun.ko
 fi
 echo "$ko"

@@ -147,3 +147,54 @@ pub(crate) fn synchronize_net() {
     // SAFETY: No memory-safety precondition; it only waits.
     unsafe { bindings::synchronize_net() };
 }
+
+/// A `spinlock_t` taken with plain `spin_lock()`: the caller provides the
+/// context (bottom halves off where they must be). A
+/// `kernel::sync::Lock` backend over the inline `spin_lock()`.
+pub(crate) struct RawSpinLockBackend;
+
+// SAFETY: `spin_lock` ensures mutual exclusion; `relock` uses the default,
+// which calls `lock` again.
+unsafe impl Backend for RawSpinLockBackend {
+    type State = kernel::bindings::spinlock_t;
+    type GuardState = ();
+
+    unsafe fn init(
+        ptr: *mut Self::State,
+        name: *const kernel::ffi::c_char,
+        key: *mut kernel::bindings::lock_class_key,
+    ) {
+        // SAFETY: The caller guarantees `ptr` is valid for writes and that
+        // `name` and `key` live forever.
+        unsafe { kernel::bindings::__spin_lock_init(ptr, name, key) }
+    }
+
+    #[inline(always)]
+    unsafe fn lock(ptr: *mut Self::State) {
+        // CAST: The kernel crate's binding of `spinlock_t` and ours are
+        // the same C type.
+        // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
+        unsafe { bindings::spin_lock(ptr.cast()) }
+    }
+
+    #[inline(always)]
+    unsafe fn unlock(ptr: *mut Self::State, _guard_state: &()) {
+        // CAST: As in `lock`.
+        // SAFETY: The caller guarantees it holds the lock at `ptr`.
+        unsafe { bindings::spin_unlock(ptr.cast()) }
+    }
+
+    crate::sys::compat::backend_since_7_3! {
+        unsafe fn try_lock(ptr: *mut Self::State) -> Option<()> {
+            // CAST: As in `lock`.
+            // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
+            (unsafe { bindings::spin_trylock(ptr.cast()) } != 0).then_some(())
+        }
+
+        unsafe fn assert_is_held(ptr: *mut Self::State) {
+            // CAST: As in `lock`.
+            // SAFETY: The caller guarantees `ptr` is an initialised spinlock.
+            unsafe { bindings::spin_assert_is_held(ptr.cast()) }
+        }
+    }
+}

@@ -4,10 +4,8 @@
 
 use crate::bindings;
 use core::marker::PhantomData;
-use core::ptr;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
-use kernel::sync::LockClassKey;
 use kernel::types::Opaque;
 
 /// A `wait_queue_head` that readers sleep on and `poll` registers with.
@@ -24,21 +22,6 @@ unsafe impl Send for WaitQueue {}
 unsafe impl Sync for WaitQueue {}
 
 impl WaitQueue {
-    /// Creates an initialiser with a static lock class.
-    pub(crate) fn new(name: &'static CStr, key: &'static LockClassKey) -> impl PinInit<Self> {
-        pin_init!(Self {
-            // CAST: `LockClassKey` is a transparent wrapper of `lock_class_key`.
-            // SAFETY: `slot` is valid for writes; `name` and `key` are static.
-            head <- Opaque::ffi_init(|slot| unsafe {
-                bindings::__init_waitqueue_head(
-                    slot,
-                    crate::sys::compat::cstr_ptr(name).cast(),
-                    ptr::from_ref(key).cast_mut().cast(),
-                )
-            }),
-        })
-    }
-
     /// Sleeps until `cond` gives a value; `ERESTARTSYS` if a signal
     /// arrives first. The loop of tun.c's `tun_ring_recv()`: the entry is
     /// added once (`add_wait_queue`, default wake function) and stays on

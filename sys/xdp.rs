@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `xdp_buff`s as vhost-net hands them to `sendmsg` in a `TUN_MSG_PTR`
+//! batch (`vhost_net_build_xdp()`): each a page fragment holding the
+//! virtio-net header at `data_hard_start` and the frame at `data`, room for
+//! `struct skb_shared_info` at the end, and one reference on its page that
+//! the receiver takes over. tun.c's `tun_xdp_one()` without an XDP program
+//! (rust_tun has none) builds an skb around it.
+
+use super::skb::SkBuff;
+use super::vnet::VnetHdr;
+use crate::bindings;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+use kernel::prelude::*;
+
+/// A `TUN_MSG_PTR` batch: `xdp_buff`s, each given to us.
+///
+/// # Invariants
+///
+/// `bufs` points to `num` live `xdp_buff`s as `vhost_net_build_xdp()`
+/// fills them, each owning one page reference; `next` counts those handed
+/// out; the rest are released on drop.
+pub(crate) struct XdpBatch<'a> {
+    bufs: *mut bindings::xdp_buff,
+    num: usize,
+    next: usize,
+    _p: PhantomData<&'a mut bindings::xdp_buff>,
+}
+
+impl XdpBatch<'_> {
+    /// # Safety
+    ///
+    /// `bufs` points to `num` `xdp_buff`s as described in the type
+    /// invariants, handed over for the batch's life.
+    pub(super) unsafe fn new(bufs: *mut bindings::xdp_buff, num: usize) -> Self {
+        let num = if bufs.is_null() { 0 } else { num };
+        // INVARIANT: As the caller guarantees.
+        Self {
+            bufs,
+            num,
+            next: 0,
+            _p: PhantomData,
+        }
+    }
+
+    /// How many buffers the batch has.
+    pub(crate) fn len(&self) -> usize {
+        self.num
+    }
+}
+
+impl<'a> Iterator for XdpBatch<'a> {
+    type Item = XdpBuff<'a>;
+
+    fn next(&mut self) -> Option<XdpBuff<'a>> {
+        if self.next == self.num {
+            return None;
+        }
+        // SAFETY: Within the array (type invariants); not handed out yet.
+        let b = unsafe { &*self.bufs.add(self.next) };
+        self.next += 1;
+        // INVARIANT: Its page reference goes with it.
+        Some(XdpBuff(b))
+    }
+}
+
+impl Drop for XdpBatch<'_> {
+    fn drop(&mut self) {
+        // The buffers not handed out give their pages back.
+        for b in self.by_ref() {
+            drop(b);
+        }
+    }
+}
+
+/// One buffer of a batch.
+///
+/// # Invariants
+///
+/// A live `xdp_buff` of vhost-net's that owns one reference on the page
+/// of `data`, given back on drop unless [`XdpBuff::build_skb`] took it.
+pub(crate) struct XdpBuff<'a>(&'a bindings::xdp_buff);
+
+impl XdpBuff<'_> {
+    /// The frame's length (`data_end - data`).
+    pub(crate) fn len(&self) -> usize {
+        (self.0.data_end as usize).saturating_sub(self.0.data as usize)
+    }
+
+    /// The virtio-net header at `data_hard_start` (tun.c reads it there),
+    /// `n` bytes of it, no more than the headroom holds.
+    pub(crate) fn vnet_hdr(&self, n: usize) -> VnetHdr {
+        let mut hdr = VnetHdr::default();
+        let room = (self.0.data as usize).saturating_sub(self.0.data_hard_start as usize);
+        let dst = hdr.as_bytes_mut(n);
+        let n = dst.len().min(room);
+        // SAFETY: `n` bytes of the buffer's headroom, which the sender
+        // filled (`vhost_net_build_xdp()` copies the header there).
+        let src = unsafe { core::slice::from_raw_parts(self.0.data_hard_start.cast::<u8>(), n) };
+        dst[..n].copy_from_slice(src);
+        hdr
+    }
+
+    /// `build_skb()` around the buffer (tun.c's `tun_xdp_one()`): headroom
+    /// up to `data`, the frame, its metadata if any; the skb owns the page
+    /// reference. `ENOMEM` (the page given back) if no skb can be had.
+    pub(crate) fn build_skb(self) -> Result<SkBuff> {
+        let b = self.0;
+        // The page reference goes to the skb, or back below.
+        core::mem::forget(self);
+        // SAFETY: The buffer and its size as the sender laid them out, with
+        // room for `skb_shared_info` at the end; on success the skb owns
+        // the page reference.
+        let skb = unsafe { bindings::build_skb(b.data_hard_start, bindings::xdp_frame_sz(b)) };
+        let Some(skb) = NonNull::new(skb) else {
+            // SAFETY: The reference we own (type invariants), not taken.
+            unsafe { put_page_of(b.data) };
+            return Err(ENOMEM);
+        };
+        let headroom = (b.data as usize) - (b.data_hard_start as usize);
+        let len = (b.data_end as usize) - (b.data as usize);
+        let metasize = (b.data as isize) - (b.data_meta as isize);
+        // SAFETY: A fresh skb over the buffer: `headroom + len` lies within
+        // it (the sender's layout), and the metadata right before `data`.
+        unsafe {
+            bindings::skb_reserve(skb.as_ptr(), headroom as i32);
+            bindings::skb_put(skb.as_ptr(), len as u32);
+            if metasize > 0 {
+                bindings::skb_metadata_set(skb.as_ptr(), metasize as u8);
+            }
+            Ok(SkBuff::from_raw(skb.as_ptr()))
+        }
+    }
+}
+
+/// `put_page(virt_to_head_page(data))`.
+///
+/// # Safety
+///
+/// The caller owns a reference on the page of `data`, which it gives up.
+unsafe fn put_page_of(data: *mut core::ffi::c_void) {
+    // SAFETY: As the caller guarantees.
+    unsafe { bindings::put_page(bindings::virt_to_head_page(data)) }
+}
+
+impl Drop for XdpBuff<'_> {
+    fn drop(&mut self) {
+        // SAFETY: The page reference we own (type invariants).
+        unsafe { put_page_of(self.0.data) };
+    }
+}
