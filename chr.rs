@@ -145,7 +145,7 @@ fn tun_chr_fasync(tfile: &TunFile, req: &Fasync, on: bool) -> Result {
 fn tun_chr_open() -> Result<Arc<TunFile>> {
     let sock = Sock::new(&TUN_PROTO)?;
     Arc::pin_init(
-        pin_init!(TunFile {
+        try_pin_init!(TunFile {
             ring <- SkbRing::new(),
             tun: RcuDev::null(),
             detached: RcuDev::null(),
@@ -156,7 +156,7 @@ fn tun_chr_open() -> Result<Arc<TunFile>> {
             sock,
             ifindex: AtomicI32::new(0),
             fasync: AtomicBool::new(false),
-        }? Error),
+        }),
         GFP_KERNEL,
     )
 }

@@ -274,10 +274,10 @@ impl SkbRing {
                 },
             )
         };
-        pin_init!(Self {
+        try_pin_init!(Self {
             ring <- ring,
             cons_cnt: UnsafeCell::new(0),
-        }? Error)
+        })
     }
 
     /// The `struct ptr_ring`: what `tun_get_tx_ring()` hands vhost-net.
