@@ -2,6 +2,8 @@
 
 #include <linux/if_vlan.h>
 #include <linux/skbuff.h>
+#include <linux/if_tun.h>
+#include <linux/version.h>
 #include <net/xdp.h>
 
 __rtun_helper void rtun_helper_kfree_skb(struct sk_buff *skb)
@@ -167,10 +169,24 @@ __rtun_helper void rtun_helper_skb_metadata_set(struct sk_buff *skb, u8 meta_len
 }
 
 /*
- * xdp->frame_sz: a member of an anonymous struct group on 7.3, which
- * bindgen names differently per version.
+ * Where a vhost-net TUN_MSG_PTR buffer keeps its virtio-net header and its
+ * size (tun_xdp_one()): 6.12 puts a struct tun_xdp_hdr (buflen, then the
+ * header) at data_hard_start; 7.3 the header itself, its size in frame_sz.
  */
-__rtun_helper u32 rtun_helper_xdp_frame_sz(const struct xdp_buff *xdp)
+__rtun_helper void *rtun_helper_tun_xdp_gso(const struct xdp_buff *xdp)
 {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+	return xdp->data_hard_start;
+#else
+	return &((struct tun_xdp_hdr *)xdp->data_hard_start)->gso;
+#endif
+}
+
+__rtun_helper int rtun_helper_tun_xdp_buflen(const struct xdp_buff *xdp)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
 	return xdp->frame_sz;
+#else
+	return ((struct tun_xdp_hdr *)xdp->data_hard_start)->buflen;
+#endif
 }

@@ -112,6 +112,20 @@ in_root bash /usr/src/rust-tun/scripts/debian/rust-tun-dkms.sh --kernel "$krel" 
 signer=$(in_root modinfo -F signer "/lib/modules/$krel/updates/rust_tun.ko")
 [ "$signer" = "rust-tun test signing" ] || rt_die "the installed rust_tun.ko is not signed (signer '$signer')"
 rt_log "installed rust_tun.ko signed by '$signer'"
+# How `modprobe vhost_net` finds rust_tun on a system where it stands in
+# for tun.ko (README, "vhost-net"): kmod runs the install command of each
+# module it loads, dependencies included, so tun.ko's becomes rust_tun_vhost
+# (and, by modules.dep, rust_tun with its options). Checked with kmod's
+# modprobe in the trixie userland, in a config directory of its own.
+in_root sh -c 'mkdir -p /tmp/rtun-modprobe.d && printf "%s\n" "options rust_tun dropin=1" \
+	"install tun /sbin/modprobe rust_tun_vhost" >/tmp/rtun-modprobe.d/rust_tun.conf'
+deps=$(in_root modprobe -C /tmp/rtun-modprobe.d -S "$krel" --show-depends vhost_net) ||
+	rt_die "modprobe --show-depends vhost_net failed"
+printf '%s\n' "$deps" | sed 's/^/[modprobe vhost_net] /' >&2
+printf '%s\n' "$deps" | grep -q 'rust_tun_vhost' ||
+	rt_die "modprobe vhost_net would not load rust_tun_vhost (above)"
+printf '%s\n' "$deps" | grep -q 'kernel/drivers/net/tun.ko' && ! printf '%s\n' "$deps" | grep -q '^install.*rust_tun_vhost' &&
+	rt_die "modprobe vhost_net would load tun.ko (above)"
 if [ -n "$bench" ]; then
 	mount_proc
 	rm -rf "$root/usr/src/rust-tun-bench"

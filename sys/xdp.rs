@@ -88,16 +88,19 @@ impl XdpBuff<'_> {
         (self.0.data_end as usize).saturating_sub(self.0.data as usize)
     }
 
-    /// The virtio-net header at `data_hard_start` (tun.c reads it there),
-    /// `n` bytes of it, no more than the headroom holds.
+    /// The virtio-net header in the headroom (where each kernel's tun.c
+    /// reads it: `tun_xdp_gso()`), `n` bytes of it, no more than the
+    /// headroom holds after it.
     pub(crate) fn vnet_hdr(&self, n: usize) -> VnetHdr {
         let mut hdr = VnetHdr::default();
-        let room = (self.0.data as usize).saturating_sub(self.0.data_hard_start as usize);
+        // SAFETY: A live xdp_buff of the sender's layout.
+        let at = unsafe { bindings::tun_xdp_gso(self.0) };
+        let room = (self.0.data as usize).saturating_sub(at as usize);
         let dst = hdr.as_bytes_mut(n);
         let n = dst.len().min(room);
         // SAFETY: `n` bytes of the buffer's headroom, which the sender
         // filled (`vhost_net_build_xdp()` copies the header there).
-        let src = unsafe { core::slice::from_raw_parts(self.0.data_hard_start.cast::<u8>(), n) };
+        let src = unsafe { core::slice::from_raw_parts(at.cast::<u8>(), n) };
         dst[..n].copy_from_slice(src);
         hdr
     }
@@ -112,7 +115,7 @@ impl XdpBuff<'_> {
         // SAFETY: The buffer and its size as the sender laid them out, with
         // room for `skb_shared_info` at the end; on success the skb owns
         // the page reference.
-        let skb = unsafe { bindings::build_skb(b.data_hard_start, bindings::xdp_frame_sz(b)) };
+        let skb = unsafe { bindings::build_skb(b.data_hard_start, bindings::tun_xdp_buflen(b) as u32) };
         let Some(skb) = NonNull::new(skb) else {
             // SAFETY: The reference we own (type invariants), not taken.
             unsafe { put_page_of(b.data) };
