@@ -113,10 +113,12 @@ signer=$(in_root modinfo -F signer "/lib/modules/$krel/updates/rust_tun.ko")
 [ "$signer" = "rust-tun test signing" ] || rt_die "the installed rust_tun.ko is not signed (signer '$signer')"
 rt_log "installed rust_tun.ko signed by '$signer'"
 # How `modprobe vhost_net` finds rust_tun on a system where it stands in
-# for tun.ko (README, "vhost-net"): kmod runs the install command of each
-# module it loads, dependencies included, so tun.ko's becomes rust_tun_vhost
-# (and, by modules.dep, rust_tun with its options). Checked with kmod's
-# modprobe in the trixie userland, in a config directory of its own.
+# for tun.ko (README, "vhost-net"): depmod resolves tun.ko's symbols to
+# updates/rust_tun_vhost.ko (updates/ is searched first), whose
+# modules.dep entry brings rust_tun with its options; and the install
+# command, which kmod runs for every module it loads, dependencies
+# included, turns a request for tun into rust_tun_vhost. Checked with
+# kmod's modprobe in the trixie userland, in a config directory of its own.
 in_root sh -c 'mkdir -p /tmp/rtun-modprobe.d && printf "%s\n" "options rust_tun dropin=1" \
 	"install tun /sbin/modprobe rust_tun_vhost" >/tmp/rtun-modprobe.d/rust_tun.conf'
 deps=$(in_root modprobe -C /tmp/rtun-modprobe.d -S "$krel" --show-depends vhost_net) ||
@@ -124,8 +126,11 @@ deps=$(in_root modprobe -C /tmp/rtun-modprobe.d -S "$krel" --show-depends vhost_
 printf '%s\n' "$deps" | sed 's/^/[modprobe vhost_net] /' >&2
 printf '%s\n' "$deps" | grep -q 'rust_tun_vhost' ||
 	rt_die "modprobe vhost_net would not load rust_tun_vhost (above)"
-printf '%s\n' "$deps" | grep -q 'kernel/drivers/net/tun.ko' && ! printf '%s\n' "$deps" | grep -q '^install.*rust_tun_vhost' &&
+! printf '%s\n' "$deps" | grep -q 'kernel/drivers/net/tun.ko' ||
 	rt_die "modprobe vhost_net would load tun.ko (above)"
+# And `modprobe tun` (a client that asks for it) loads the stand-in too.
+in_root modprobe -C /tmp/rtun-modprobe.d -S "$krel" --show-depends tun | grep -q 'rust_tun_vhost' ||
+	rt_die "modprobe tun would not load rust_tun_vhost"
 if [ -n "$bench" ]; then
 	mount_proc
 	rm -rf "$root/usr/src/rust-tun-bench"
