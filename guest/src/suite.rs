@@ -130,6 +130,7 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("napi_frags_delete_during_write", vnet::napi::t_napi_frags_delete_during_write, &[RUST, C]),
     ("delete_under_writers", vnet::napi::t_delete_under_writers, &[RUST, C]),
     ("vhost_net", vhost::t_vhost_net, &[RUST, C]),
+    ("vhost_net_mq", vhost::t_vhost_net_mq, &[RUST, C]),
     ("vnet_tso6_read", vnet::tso::t_vnet_tso6_read, &[RUST, C]),
     ("vnet_tso_ecn_read", vnet::tso::t_vnet_tso_ecn_read, &[RUST, C]),
     ("vnet_uso_alone", vnet::tso::t_vnet_uso_alone, &[RUST, C]),

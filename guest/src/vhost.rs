@@ -235,13 +235,18 @@ impl Vhost {
     /// Owner, memory table, `VIRTIO_F_VERSION_1` (the header of `HDR_LEN`
     /// bytes is the TAP's: no `VHOST_NET_F_VIRTIO_NET_HDR`), both queues.
     fn new() -> Result<Vhost, String> {
+        Vhost::with_pages(2)
+    }
+
+    /// As [`Vhost::new`], with `pages` pages of buffers.
+    fn with_pages(pages: usize) -> Result<Vhost, String> {
         let control = std::fs::OpenOptions::new().read(true).write(true).open("/dev/vhost-net").map_err(|e| format!("/dev/vhost-net: {e}"))?;
         let fd = control.as_raw_fd();
         ioctl_val(fd, VHOST_SET_OWNER, 0).map_err(|e| format!("VHOST_SET_OWNER: errno {e}"))?;
         let mut have = 0u64;
         ioctl_ptr(fd, VHOST_GET_FEATURES, &mut have).map_err(|e| format!("VHOST_GET_FEATURES: errno {e}"))?;
         check!(have & VIRTIO_F_VERSION_1 != 0, "vhost-net offers no VIRTIO_F_VERSION_1: {have:#x}");
-        let buf = Mapping::new(2 * PAGE)?;
+        let buf = Mapping::new(pages * PAGE)?;
         let mut mem = MemTable {
             nregions: 1,
             padding: 0,
@@ -378,6 +383,21 @@ const VHOST_MODULES: [&str; 4] = ["vhost_iotlb", "vhost", "tap", "vhost_net"];
 /// that one, what vhost_net.ko needs and vhost_net.ko; it unloads what it
 /// loaded and loads tun.ko again if it had to unload it.
 pub fn t_vhost_net(n: Node) -> TestResult {
+    with_vhost_net(n, vhost_net_on)
+}
+
+/// One vhost-net device per queue of a multi-queue TAP (QEMU's
+/// `queues=N` with `vhost=on`), the same expectations on both drivers:
+/// frames each device transmits all arrive; frames of 32 flows sent to the
+/// device spread over the queues by the driver's queue selection, and each
+/// arrives once, intact, at the device of its queue.
+pub fn t_vhost_net_mq(n: Node) -> TestResult {
+    with_vhost_net(n, vhost_net_mq_on)
+}
+
+/// Runs `f` with vhost_net.ko loaded over the provider of tun.ko's exports
+/// for `n`'s driver.
+fn with_vhost_net(n: Node, f: fn(Node) -> TestResult) -> TestResult {
     if !std::path::Path::new(&format!("{MODDIR}/vhost_net.ko")).exists() {
         skip!("no vhost_net.ko in this kernel");
     }
@@ -406,7 +426,7 @@ pub fn t_vhost_net(n: Node) -> TestResult {
         }
         loaded.push(m);
     }
-    let res = vhost_net_on(n);
+    let res = f(n);
     let undo = unload_all(&loaded, &reload);
     res.and(undo)
 }
@@ -458,5 +478,111 @@ fn vhost_net_on(n: Node) -> TestResult {
     drop(vh);
     drop(t);
     println!("# {}: pinned under vhost-net; device deleted under it; released cleanly", n.module);
+    Ok(())
+}
+
+/// Queues of the multi-queue test, and the flows sent to the device.
+const MQ_QUEUES: usize = 2;
+const MQ_FLOWS: usize = 32;
+/// A receive buffer's slot in a device's buffer pages.
+const MQ_SLOT: usize = 2048;
+
+/// Frame `i` of the multi-queue test: IPv4/UDP of flow `i` (source port
+/// 1000 + i), to and from `mac`, its payload carrying `i`.
+fn mq_frame(mac: [u8; 6], i: usize) -> Vec<u8> {
+    let data: Vec<u8> = (0..200).map(|j| (j ^ i) as u8).collect();
+    let udp = pkt::udp(1000 + i as u16, 9, &data);
+    let ip = pkt::ipv4([10, 99, 0, 1], [10, 99, 0, 2], 17, &udp);
+    pkt::eth(mac, mac, 0x0800, &ip)
+}
+
+fn vhost_net_mq_on(n: Node) -> TestResult {
+    let name = format!("{}vm0", n.tap_prefix);
+    let flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_MULTI_QUEUE;
+    let mut taps = Vec::new();
+    for q in 0..MQ_QUEUES {
+        taps.push(Tun::create(n.path, &name, flags).map_err(|e| format!("TUNSETIFF queue {q}: errno {e}"))?);
+    }
+    let mut hl: libc::c_int = HDR_LEN as i32;
+    ioctl_ptr(taps[0].fd(), TUNSETVNETHDRSZ, &mut hl).map_err(|e| format!("TUNSETVNETHDRSZ: errno {e}"))?;
+    sh(&format!("ip link set {name} up"))?;
+    let mac = hwaddr(&name)?;
+    let pages = (MQ_FLOWS * MQ_SLOT).div_ceil(PAGE) + 1;
+    let mut vhs = Vec::new();
+    for (q, t) in taps.iter().enumerate() {
+        let vh = Vhost::with_pages(pages)?;
+        vh.set_backend(t.fd()).map_err(|e| format!("queue {q}: VHOST_NET_SET_BACKEND: errno {e} ({})", errname(e)))?;
+        vhs.push(vh);
+    }
+
+    // Receive: every device offers a buffer per flow, then the flows go
+    // out of the device; each frame lands at the device of its queue.
+    for vh in vhs.iter_mut() {
+        for k in 0..MQ_FLOWS {
+            let b = vh.buf.at(k * MQ_SLOT);
+            vh.rx.add(b, MQ_SLOT, true)?;
+        }
+    }
+    let sock = packet_socket(nl::ifindex(&name), false)?;
+    let sent: Vec<Vec<u8>> = (0..MQ_FLOWS).map(|i| mq_frame(mac, i)).collect();
+    for (i, f) in sent.iter().enumerate() {
+        // SAFETY: An all-zero sockaddr_ll is valid.
+        let mut to: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        to.sll_family = libc::AF_PACKET as u16;
+        to.sll_protocol = 0x0800u16.to_be();
+        to.sll_ifindex = nl::ifindex(&name);
+        to.sll_halen = 6;
+        // SAFETY: `f` and `to` are valid for the lengths given.
+        let r = unsafe { libc::sendto(sock.as_raw_fd(), f.as_ptr().cast(), f.len(), 0, (&to as *const libc::sockaddr_ll).cast(), std::mem::size_of::<libc::sockaddr_ll>() as u32) };
+        check!(r == f.len() as isize, "flow {i}: sendto: {r}, errno {}", errno());
+    }
+    let mut seen = [false; MQ_FLOWS];
+    let mut per_queue = [0usize; MQ_QUEUES];
+    let end = Instant::now() + Duration::from_secs(10);
+    while per_queue.iter().sum::<usize>() < MQ_FLOWS {
+        check!(Instant::now() < end, "received {per_queue:?} of {MQ_FLOWS} frames in 10 s");
+        for (q, vh) in vhs.iter_mut().enumerate() {
+            let Ok(len) = vh.rx.wait_used(Duration::from_millis(1)) else {
+                continue;
+            };
+            let slot = per_queue[q];
+            per_queue[q] += 1;
+            // SAFETY: The device wrote `len` bytes into the buffer of this
+            // slot (buffers come back in order) and gave it back.
+            let got = unsafe { std::slice::from_raw_parts(vh.buf.at(slot * MQ_SLOT), len as usize) };
+            check!(got.len() > HDR_LEN, "queue {q}: a buffer of {len} bytes");
+            let frame = &got[HDR_LEN..];
+            let i = sent.iter().position(|f| f[..] == *frame).ok_or_else(|| format!("queue {q}: a frame that was not sent ({} bytes)", frame.len()))?;
+            check!(!seen[i], "flow {i} arrived twice");
+            seen[i] = true;
+        }
+    }
+    check!(per_queue.iter().all(|&c| c > 0), "the flows did not spread over the queues: {per_queue:?}");
+
+    // Transmit: each device sends frames of its own; all arrive.
+    let rsock = packet_socket(nl::ifindex(&name), true)?;
+    let mut rb = [0u8; 2048];
+    for (q, vh) in vhs.iter_mut().enumerate() {
+        for i in 0..8 {
+            let f = frame(mac, 1000 * (q + 1) + i);
+            let txbuf = vh.buf.at((pages - 1) * PAGE);
+            // SAFETY: The last page of this device's buffers, not in flight.
+            unsafe {
+                std::ptr::write_bytes(txbuf, 0, HDR_LEN);
+                std::ptr::copy_nonoverlapping(f.as_ptr(), txbuf.add(HDR_LEN), f.len());
+            }
+            vh.tx.add(txbuf, HDR_LEN + f.len(), false)?;
+            vh.tx.wait_used(Duration::from_secs(5)).map_err(|e| format!("queue {q} transmit {i}: {e}"))?;
+            // SAFETY: `rb` is valid for writes of its length.
+            let r = unsafe { libc::recv(rsock.as_raw_fd(), rb.as_mut_ptr().cast(), rb.len(), 0) };
+            check!(r == f.len() as isize && rb[..f.len()] == f[..], "queue {q} transmit {i}: recv {r}, errno {}", errno());
+        }
+    }
+    for vh in &vhs {
+        vh.set_backend(-1).map_err(|e| format!("VHOST_NET_SET_BACKEND -1: errno {e}"))?;
+    }
+    drop(vhs);
+    drop(taps);
+    println!("# {MQ_FLOWS} flows over {MQ_QUEUES} queues {per_queue:?}, each at its queue's vhost-net device once; 8 frames sent by each device");
     Ok(())
 }
