@@ -15,8 +15,8 @@ use crate::sys::{
     Sock, SockOps, TunMsgCtl, VnetHdr, XdpBuff,
 };
 use crate::vnet::{
-    __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, tun_vnet_parse_size,
-    NETIF_F_GSO_UDP_TUNNEL, NETIF_F_GSO_UDP_TUNNEL_CSUM,
+    __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, NETIF_F_GSO_UDP_TUNNEL,
+    NETIF_F_GSO_UDP_TUNNEL_CSUM,
 };
 use crate::{
     bindings, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
@@ -183,12 +183,13 @@ fn tun_chr_close(tfile: Arc<TunFile>) {
 /// once the reader has taken `size / 2` packets since, or emptied it --
 /// unless the device is going down (a stop from `tun_net_close()` is not
 /// backpressure) or the file no longer owns the queue's slot.
+#[inline(always)]
 fn __tun_wake_queue(dev: &TunDev, tfile: &TunFile, ring: &mut RingConsumer<'_>, consumed: u32) {
     let tun = dev.priv_();
-    let queue_index = tfile.queue_index.load(Ordering::Relaxed);
     if !crate::tun_backpressure(tun.flags()) {
         return;
     }
+    let queue_index = tfile.queue_index.load(Ordering::Relaxed);
     // A stop from `tun_net_close()` is not backpressure, leave it alone.
     if !dev.is_running() {
         return;
@@ -224,6 +225,7 @@ fn tun_ring_consume(dev: &TunDev, tfile: &TunFile) -> Option<SkBuff> {
 }
 
 /// `tun_ring_recv()`: the next packet, waiting for one unless `noblock`.
+#[inline(always)]
 fn tun_ring_recv(dev: &TunDev, tfile: &TunFile, noblock: bool) -> Result<SkBuff> {
     if let Some(skb) = tun_ring_consume(dev, tfile) {
         return Ok(skb);
@@ -246,6 +248,7 @@ fn tun_ring_recv(dev: &TunDev, tfile: &TunFile, noblock: bool) -> Result<SkBuff>
 /// header unless `IFF_NO_PI`, a vnet header with `IFF_VNET_HDR`, and the
 /// VLAN tag the stack kept out of band put back in the frame. Returns the
 /// packet's full size, as tun does.
+#[inline(always)]
 fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIterDest<'_>) -> Result<usize> {
     let tun = dev.priv_();
     let len = skb.len() as usize;
@@ -331,11 +334,16 @@ fn tun_do_read(
     tun_put_user(dev, skb, to)
 }
 
-/// `tun_chr_read_iter()`.
+/// `tun_chr_read_iter()`: `tun_do_read()` without a given packet, written
+/// out (the read path stays one function, as before `recvmsg` shared it).
 fn tun_chr_read_iter(tfile: &TunFile, to: &mut IovIterDest<'_>, noblock: bool) -> Result<usize> {
     let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
     let len = to.len();
-    let ret = tun_do_read(&dev, tfile, to, noblock, None)?;
+    if len == 0 {
+        return Ok(0);
+    }
+    let skb = tun_ring_recv(&dev, tfile, noblock)?;
+    let ret = tun_put_user(&dev, skb, to)?;
     Ok(ret.min(len))
 }
 
@@ -353,10 +361,14 @@ fn tun_sendmsg(tfile: &TunFile, m: &mut MsgHdr<'_>, total_len: usize) -> Result<
     let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
     match m.tun_ctl() {
         TunMsgCtl::XdpBatch(batch) => {
+            // As tun.c, bottom halves off and an RCU read section for the
+            // whole batch, not per packet.
+            let bh = sys::BhDisabled::new();
+            let _rcu = rcu::read_lock();
             let n = batch.len();
             for (i, xdp) in batch.enumerate() {
                 // As tun.c, a buffer's failure is its own (counted there).
-                let _ = tun_xdp_one(&dev, tfile, xdp, i + 1 < n);
+                let _ = tun_xdp_one(&dev, tfile, xdp, i + 1 < n, &bh);
             }
             return Ok(total_len);
         }
@@ -372,14 +384,22 @@ fn tun_sendmsg(tfile: &TunFile, m: &mut MsgHdr<'_>, total_len: usize) -> Result<
 /// the stack (or, with `IFF_NAPI`, onto the NAPI queue; `more` while the
 /// batch goes on, so the context is scheduled once at its end or past a
 /// poll's weight).
-fn tun_xdp_one(dev: &TunDev, tfile: &TunFile, xdp: XdpBuff<'_>, more: bool) -> Result {
+fn tun_xdp_one(
+    dev: &TunDev,
+    tfile: &TunFile,
+    xdp: XdpBuff<'_>,
+    more: bool,
+    bh: &sys::BhDisabled,
+) -> Result {
     let tun = dev.priv_();
     let datasize = xdp.len();
     if datasize < ETH_HLEN {
         return Err(EINVAL);
     }
     let features = tun_vnet_hdr_guest_features(tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize);
-    let gso = xdp.vnet_hdr(tun_vnet_parse_size(features));
+    // The header stays in the buffer, which the skb takes over: copied
+    // out before (a `VnetHdr` is small and `Copy`).
+    let gso: VnetHdr = *xdp.vnet_hdr();
     let tnl = features & NETIF_F_GSO_UDP_TUNNEL != 0;
     let tnl_csum = features & NETIF_F_GSO_UDP_TUNNEL_CSUM != 0;
     let mut skb = xdp.build_skb()?;
@@ -417,7 +437,7 @@ fn tun_xdp_one(dev: &TunDev, tfile: &TunFile, xdp: XdpBuff<'_>, more: bool) -> R
     if tun_napi_enabled(tfile) {
         tun_napi_queue(tfile, skb, more)?;
     } else {
-        tun_rx_batched(skb);
+        skb.netif_receive_skb(bh);
     }
     dev.sw_netstats_rx_add(datasize as u32);
     if rxhash != 0 {

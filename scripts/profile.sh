@@ -10,13 +10,15 @@
 #
 # usage: scripts/profile.sh [--debian] gso [write|read] [COUNT] [NAPI] [CHUNK]
 #        scripts/profile.sh [--debian] xmit [COUNT]
+#        scripts/profile.sh [--debian] vhost [tx|rx] [COUNT]
 # --debian: on Debian's own kernel (booted with nokaslr: the symbols are
 # System.map's), rust_tun as scripts/build-debian.sh built it.
 # gso: COUNT 64 KB GSO payloads per driver through scripts/guest/
 # profile-gso.sh (the drivers take turns every CHUNK payloads, as in the
 # benchmark; default one turn each). xmit: one round of the xmit benchmark
 # (pktgen, COUNT packets per row); the guarded rust_tun rows against C tun's,
-# for each RPS mode.
+# for each RPS mode. vhost: COUNT frames through vhost-net per driver
+# (scripts/guest/profile-vhost.sh, one CPU as the benchmark).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel=test
@@ -85,11 +87,20 @@ xmit)
 	done
 	compare="off:rg-off:c-off rps_cpus:rg-rps_cpus:c-rps_cpus rfs:rg-rfs:c-rfs"
 	;;
-*) rt_die "usage: $0 gso|xmit ..." ;;
+vhost)
+	dir=${2:-tx} count=${3:-6400}
+	RTUN_PROF_SYNC=1 bash "$RT_TOP/scripts/run-guest.sh" --kernel "$kernel" --module "$ko" --icount --smp 1 \
+		--timeout 1800 --log "$work/console.log" "$RT_TOP/scripts/guest/profile-vhost.sh" "$dir" "$count" >/dev/null
+	# bench-vhost marks its measured loop: rust_tun's turn, then C tun's.
+	turns="1:rust 3:c"
+	compare="vhost-$dir:rust:c"
+	;;
+*) rt_die "usage: $0 gso|xmit|vhost ..." ;;
 esac
-python3 - "$ko" "$ctun" "$sysmap" "$work" "$count" "$turns" "$compare" <<'PY'
+python3 - "$ko" "$ctun" "$sysmap" "$work" "$count" "$turns" "$compare" "$(dirname "$ctun")/../vhost" <<'PY'
 import bisect, os, re, subprocess, sys
 ko_rust, ko_c, sysmap, work, turns, compare = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[6], sys.argv[7]
+vhost_dir = sys.argv[8]
 count = int(sys.argv[5])
 syms = []
 for line in open(sysmap):
@@ -97,18 +108,33 @@ for line in open(sysmap):
     if t in "tTwW":
         syms.append((int(a, 16), n))
 log = open(os.path.join(work, "console.log")).read()
-for m, base in re.findall(r"PROFILE module (\S+) (0x[0-9a-f]+)", log):
-    ko = ko_rust if m == "rust_tun" else ko_c
-    out = subprocess.run(["llvm-nm-19", "--defined-only", ko], capture_output=True, text=True).stdout
+def ko_of(m):
+    if m == "rust_tun":
+        return ko_rust
+    if m == "rust_tun_vhost":
+        return os.path.join(os.path.dirname(ko_rust), "rust_tun_vhost.ko")
+    if m.startswith("vhost"):
+        return os.path.join(vhost_dir, m + ".ko")
+    return ko_c
+def module_syms(m, base):
+    out = subprocess.run(["llvm-nm-19", "--defined-only", ko_of(m)], capture_output=True, text=True).stdout
     for l in out.splitlines():
         a, t, n = l.split()[:3]
         if t in "tT":
-            syms.append((int(base, 16) + int(a, 16), "%s:%s" % (m, n)))
-syms.sort()
-addrs = [a for a, _ in syms]
+            yield (int(base, 16) + int(a, 16), "%s:%s" % (m, n))
+# "PROFILE module NAME BASE": for every turn; "PROFILE module@I NAME
+# BASE": a module loaded for turn I only (profile-vhost.sh).
+for m, base in re.findall(r"PROFILE module (\S+) (0x[0-9a-f]+)", log):
+    syms.extend(module_syms(m, base))
+per_turn = {}
+for i, m, base in re.findall(r"PROFILE module@(\d+) (\S+) (0x[0-9a-f]+)", log):
+    per_turn.setdefault(i, []).extend(module_syms(m, base))
+base_syms = syms
 groups = {}
 for t in turns.split():
     i, label = t.split(":")
+    syms = sorted(base_syms + per_turn.get(i, []))
+    addrs = [a for a, _ in syms]
     per = groups.setdefault(label, {})
     for l in open(os.path.join(work, "count.%s" % i)):
         a, c = l.split()

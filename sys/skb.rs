@@ -348,6 +348,7 @@ impl SkBuff {
     /// `skb_set_network_header(skb, ETH_HLEN)`, so that the vnet header's
     /// step finds the network header where it will be; `false` (nothing
     /// done) if the header cannot be pulled.
+    #[inline]
     pub(crate) fn set_l2_network_header(&mut self) -> bool {
         if !self.may_pull(ETH_HLEN) {
             return false;
@@ -359,6 +360,7 @@ impl SkBuff {
 
     /// `skb->protocol = eth_type_trans(skb, dev)`, after `pskb_may_pull()`
     /// of the Ethernet header; `false` (nothing done) if it cannot be pulled.
+    #[inline]
     pub(crate) fn eth_type_trans<P>(&mut self, dev: &NetDevice<P>) -> bool {
         if !self.may_pull(ETH_HLEN) {
             return false;

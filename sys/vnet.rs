@@ -18,6 +18,7 @@ use kernel::prelude::*;
 /// without tunnel offload is); 6.12's legacy header alone
 /// (`bindings_helper.h`'s `rtun_vnet_hdr_tnl`). In the device's byte order.
 #[derive(Clone, Copy, Default)]
+#[repr(transparent)]
 pub(crate) struct VnetHdr(bindings::rtun_vnet_hdr_tnl);
 
 /// `sizeof(struct virtio_net_hdr)`.

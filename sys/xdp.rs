@@ -88,21 +88,28 @@ impl XdpBuff<'_> {
         (self.0.data_end as usize).saturating_sub(self.0.data as usize)
     }
 
-    /// The virtio-net header in the headroom (where each kernel's tun.c
-    /// reads it: `tun_xdp_gso()`), `n` bytes of it, no more than the
-    /// headroom holds after it.
-    pub(crate) fn vnet_hdr(&self, n: usize) -> VnetHdr {
-        let mut hdr = VnetHdr::default();
+    /// The virtio-net header in the headroom, where each kernel's tun.c
+    /// reads it (`tun_xdp_gso()`), read in place as tun.c reads it; a copy
+    /// (zero past the headroom) if the headroom cannot hold a whole
+    /// [`VnetHdr`] there or it is not aligned for one.
+    pub(crate) fn vnet_hdr(&self) -> XdpHdr<'_> {
         // SAFETY: A live xdp_buff of the sender's layout.
-        let at = unsafe { bindings::tun_xdp_gso(self.0) };
+        let at = unsafe { bindings::tun_xdp_gso(self.0) }.cast::<u8>();
         let room = (self.0.data as usize).saturating_sub(at as usize);
-        let dst = hdr.as_bytes_mut(n);
+        if room >= core::mem::size_of::<VnetHdr>()
+            && at as usize % core::mem::align_of::<VnetHdr>() == 0
+        {
+            // SAFETY: An aligned header's worth of the buffer's headroom,
+            // which the sender filled and does not touch during the call;
+            // any bytes are a valid `VnetHdr` (plain integers).
+            return XdpHdr::InPlace(unsafe { &*at.cast::<VnetHdr>() });
+        }
+        let mut hdr = VnetHdr::default();
+        let dst = hdr.as_bytes_mut(core::mem::size_of::<VnetHdr>());
         let n = dst.len().min(room);
-        // SAFETY: `n` bytes of the buffer's headroom, which the sender
-        // filled (`vhost_net_build_xdp()` copies the header there).
-        let src = unsafe { core::slice::from_raw_parts(at.cast::<u8>(), n) };
-        dst[..n].copy_from_slice(src);
-        hdr
+        // SAFETY: `n` bytes of the headroom, as above.
+        dst[..n].copy_from_slice(unsafe { core::slice::from_raw_parts(at, n) });
+        XdpHdr::Copied(hdr)
     }
 
     /// `build_skb()` around the buffer (tun.c's `tun_xdp_one()`): headroom
@@ -115,7 +122,8 @@ impl XdpBuff<'_> {
         // SAFETY: The buffer and its size as the sender laid them out, with
         // room for `skb_shared_info` at the end; on success the skb owns
         // the page reference.
-        let skb = unsafe { bindings::build_skb(b.data_hard_start, bindings::tun_xdp_buflen(b) as u32) };
+        let skb =
+            unsafe { bindings::build_skb(b.data_hard_start, bindings::tun_xdp_buflen(b) as u32) };
         let Some(skb) = NonNull::new(skb) else {
             // SAFETY: The reference we own (type invariants), not taken.
             unsafe { put_page_of(b.data) };
@@ -151,5 +159,24 @@ impl Drop for XdpBuff<'_> {
     fn drop(&mut self) {
         // SAFETY: The page reference we own (type invariants).
         unsafe { put_page_of(self.0.data) };
+    }
+}
+
+/// The virtio-net header of an [`XdpBuff`]: in place, or a copy.
+pub(crate) enum XdpHdr<'a> {
+    /// In the buffer's headroom.
+    InPlace(&'a VnetHdr),
+    /// Copied out of it.
+    Copied(VnetHdr),
+}
+
+impl core::ops::Deref for XdpHdr<'_> {
+    type Target = VnetHdr;
+
+    fn deref(&self) -> &VnetHdr {
+        match self {
+            XdpHdr::InPlace(h) => h,
+            XdpHdr::Copied(h) => h,
+        }
     }
 }

@@ -129,6 +129,10 @@ fn main() {
             let num = |i: usize| args[i].parse().unwrap_or(0);
             report("bench-gso", vnet::gso::bench_gso(&args[2], num(3), num(4)))
         }
+        Some("bench-vhost") if args.len() == 5 => {
+            let num = |i: usize| args[i].parse().unwrap_or(0);
+            report("bench-vhost", vhost::bench_vhost(&args[2], &args[3], num(4)))
+        }
         Some("mkdevs") if args.len() == 6 => {
             let num = |i: usize| args[i].parse().unwrap_or(0);
             report("mkdevs", cmds::mkdevs(&args[2], &args[3], num(4), num(5)))
@@ -143,7 +147,8 @@ fn main() {
         _ => {
             eprintln!(
                 "usage: rtun test [FILTER] | rtun list [FILTER] | rtun tap-drain NODE NAME | rtun attach NODE NAME\n       \
-                 rtun bench-write NODE NAME FLOWS PACKETS | rtun stress NODE SEED SECS\n       \
+                 rtun bench-write NODE NAME FLOWS PACKETS | rtun bench-vhost NODE tx|rx COUNT\n       \
+                 rtun stress NODE SEED SECS\n       \
                  rtun fuzz NODE SEED ITERS PROCS | rtun fuzz-diff SEED ITERS\n       \
                  rtun mkdevs NODE PREFIX COUNT QUEUES | rtun fd-client recv|fd ARG\n       \
                  rtun block-read NODE NAME | rtun userns NODE MODE NAME\n       \

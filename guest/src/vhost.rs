@@ -29,6 +29,7 @@ const VHOST_SET_VRING_NUM: u64 = vioc(1, 0x10, 8);
 const VHOST_SET_VRING_ADDR: u64 = vioc(1, 0x11, 40);
 const VHOST_SET_VRING_BASE: u64 = vioc(1, 0x12, 8);
 const VHOST_SET_VRING_KICK: u64 = vioc(1, 0x20, 8);
+const VHOST_SET_VRING_CALL: u64 = vioc(1, 0x21, 8);
 const VHOST_NET_SET_BACKEND: u64 = vioc(1, 0x30, 8);
 
 const VIRTIO_F_VERSION_1: u64 = 1 << 32;
@@ -132,6 +133,8 @@ struct Vq {
     avail: Mapping,
     used: Mapping,
     kick: OwnedFd,
+    /// Signalled by vhost-net when it returns buffers (blocking reads).
+    call: OwnedFd,
     avail_idx: u16,
     used_idx: u16,
 }
@@ -141,6 +144,9 @@ impl Vq {
         // SAFETY: eventfd(2) with no memory argument.
         let kick = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK) };
         check!(kick >= 0, "eventfd: errno {}", errno());
+        // SAFETY: As above.
+        let call = unsafe { libc::eventfd(0, 0) };
+        check!(call >= 0, "eventfd: errno {}", errno());
         Ok(Vq {
             index,
             desc: Mapping::new(PAGE * (NUM * 16).div_ceil(PAGE))?,
@@ -148,6 +154,8 @@ impl Vq {
             used: Mapping::new(PAGE * (4 + NUM * 8 + 2).div_ceil(PAGE))?,
             // SAFETY: `kick` is a new descriptor of ours.
             kick: unsafe { OwnedFd::from_raw_fd(kick) },
+            // SAFETY: `call` is a new descriptor of ours.
+            call: unsafe { OwnedFd::from_raw_fd(call) },
             avail_idx: 0,
             used_idx: 0,
         })
@@ -170,12 +178,50 @@ impl Vq {
         ioctl_ptr(control, VHOST_SET_VRING_ADDR, &mut addr).map_err(|e| format!("VHOST_SET_VRING_ADDR: errno {e}"))?;
         let mut f = VringFile { index: self.index, fd: self.kick.as_raw_fd() };
         ioctl_ptr(control, VHOST_SET_VRING_KICK, &mut f).map_err(|e| format!("VHOST_SET_VRING_KICK: errno {e}"))?;
+        let mut f = VringFile { index: self.index, fd: self.call.as_raw_fd() };
+        ioctl_ptr(control, VHOST_SET_VRING_CALL, &mut f).map_err(|e| format!("VHOST_SET_VRING_CALL: errno {e}"))?;
         Ok(())
     }
 
     /// Makes the buffer `addr`/`len` available (device-writable for the
     /// receive queue) and kicks.
     fn add(&mut self, addr: *mut u8, len: usize, writable: bool) -> TestResult {
+        self.add_many(&[(addr, len)], writable)
+    }
+
+    /// Makes the buffers available (device-writable for the receive
+    /// queue), then kicks once.
+    fn add_many(&mut self, bufs: &[(*mut u8, usize)], writable: bool) -> TestResult {
+        for &(addr, len) in bufs {
+            self.publish(addr, len, writable);
+        }
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let one = 1u64.to_ne_bytes();
+        fd_write(self.kick.as_raw_fd(), &one).map_err(|e| format!("kick: errno {e}"))?;
+        Ok(())
+    }
+
+    /// Waits, blocking on the call eventfd, until the device has returned
+    /// `n` buffers more than `used_idx` counts; takes them.
+    fn wait_used_n(&mut self, n: u16) -> TestResult {
+        let target = self.used_idx.wrapping_add(n);
+        loop {
+            // SAFETY: used->idx, in the used pages.
+            let idx = unsafe { std::ptr::read_volatile(self.used.at(2).cast::<u16>()) };
+            if idx.wrapping_sub(self.used_idx) >= n {
+                std::sync::atomic::fence(Ordering::Acquire);
+                self.used_idx = target;
+                return Ok(());
+            }
+            let mut b = [0u8; 8];
+            // SAFETY: `b` is valid for writes of 8 bytes.
+            let r = unsafe { libc::read(self.call.as_raw_fd(), b.as_mut_ptr().cast(), 8) };
+            check!(r == 8, "queue {}: read(call): {r}, errno {}", self.index, errno());
+        }
+    }
+
+    /// Publishes one descriptor in the available ring (no kick).
+    fn publish(&mut self, addr: *mut u8, len: usize, writable: bool) {
         let slot = usize::from(self.avail_idx) % NUM;
         let d = Desc { addr: addr as u64, len: len as u32, flags: if writable { VRING_DESC_F_WRITE } else { 0 }, next: 0 };
         // SAFETY: `slot < NUM` descriptors of the table; the device reads
@@ -187,10 +233,6 @@ impl Vq {
         self.avail_idx = self.avail_idx.wrapping_add(1);
         // SAFETY: avail->idx, published after the entry (the fence).
         unsafe { std::ptr::write_volatile(self.avail.at(2).cast::<u16>(), self.avail_idx) };
-        std::sync::atomic::fence(Ordering::SeqCst);
-        let one = 1u64.to_ne_bytes();
-        fd_write(self.kick.as_raw_fd(), &one).map_err(|e| format!("kick: errno {e}"))?;
-        Ok(())
     }
 
     /// Waits up to `timeout` for the device to return a buffer: its used
@@ -585,4 +627,78 @@ fn vhost_net_mq_on(n: Node) -> TestResult {
     drop(taps);
     println!("# {MQ_FLOWS} flows over {MQ_QUEUES} queues {per_queue:?}, each at its queue's vhost-net device once; 8 frames sent by each device");
     Ok(())
+}
+
+/// `rtun bench-vhost NODE DIR COUNT`: COUNT frames through vhost-net and a
+/// TAP of the driver at NODE, in batches of 64 (vhost-net's own batch):
+/// `tx`, from the transmit queue into the stack (each frame to the TAP's
+/// own address, of an ethertype no one handles: freed on arrival); `rx`,
+/// from an `AF_PACKET` socket on the TAP into receive buffers. Timed with
+/// CLOCK_MONOTONIC (guest instructions under -icount); waits block on the
+/// queue's call eventfd. Run on one CPU (bench.sh: `-smp 1`), so that the
+/// vhost-net worker and this thread take turns in an order the
+/// instruction count decides: on two, where each runs is the scheduler's
+/// choice and the figures spread by a few per cent from boot to boot.
+/// Prints one `BENCH vhost` line.
+pub fn bench_vhost(node: &str, dir: &str, count: usize) -> Result<String, String> {
+    const BATCH: usize = 64;
+    check!(dir == "tx" || dir == "rx", "DIR is tx or rx");
+    check!(count >= BATCH, "COUNT below {BATCH}");
+    let name = "bvh0";
+    let t = Tun::create(node, name, IFF_TAP | IFF_NO_PI | IFF_VNET_HDR).map_err(|e| format!("TUNSETIFF: errno {e}"))?;
+    let mut hl: libc::c_int = HDR_LEN as i32;
+    ioctl_ptr(t.fd(), TUNSETVNETHDRSZ, &mut hl).map_err(|e| format!("TUNSETVNETHDRSZ: errno {e}"))?;
+    sh(&format!("ip link set {name} up"))?;
+    let mac = hwaddr(name)?;
+    let mut vh = Vhost::with_pages(BATCH * 2048 / PAGE)?;
+    vh.set_backend(t.fd()).map_err(|e| format!("VHOST_NET_SET_BACKEND: errno {e} ({})", errname(e)))?;
+    let f = frame(mac, 1);
+    let bufs: Vec<(*mut u8, usize)> = (0..BATCH).map(|k| (vh.buf.at(k * 2048), 2048)).collect();
+    let batches = count / BATCH;
+    let sock = packet_socket(nl::ifindex(name), false)?;
+    // SAFETY: An all-zero sockaddr_ll is valid.
+    let mut to: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    to.sll_family = libc::AF_PACKET as u16;
+    to.sll_protocol = ETH_P_TEST.to_be();
+    to.sll_ifindex = nl::ifindex(name);
+    to.sll_halen = 6;
+    let tx: Vec<(*mut u8, usize)> = bufs.iter().map(|&(b, _)| (b, HDR_LEN + f.len())).collect();
+    if dir == "tx" {
+        for &(b, _) in &bufs {
+            // SAFETY: A slot of our buffer pages, not in flight.
+            unsafe {
+                std::ptr::write_bytes(b, 0, HDR_LEN);
+                std::ptr::copy_nonoverlapping(f.as_ptr(), b.add(HDR_LEN), f.len());
+            }
+        }
+    }
+    // scripts/profile.sh's marks around the measured part.
+    let marks = std::env::var_os("RTUN_PROF_SYNC").is_some();
+    if marks {
+        // SAFETY: sync(2) takes no arguments.
+        unsafe { libc::sync() };
+    }
+    let t0 = Instant::now();
+    for _ in 0..batches {
+        if dir == "tx" {
+            vh.tx.add_many(&tx, false)?;
+            vh.tx.wait_used_n(BATCH as u16)?;
+        } else {
+            vh.rx.add_many(&bufs, true)?;
+            for _ in 0..BATCH {
+                // SAFETY: `f` and `to` are valid for the lengths given.
+                let r = unsafe { libc::sendto(sock.as_raw_fd(), f.as_ptr().cast(), f.len(), 0, (&to as *const libc::sockaddr_ll).cast(), std::mem::size_of::<libc::sockaddr_ll>() as u32) };
+                check!(r == f.len() as isize, "sendto: {r}, errno {}", errno());
+            }
+            vh.rx.wait_used_n(BATCH as u16)?;
+        }
+    }
+    let ns = t0.elapsed().as_nanos() as f64;
+    if marks {
+        // SAFETY: As above.
+        unsafe { libc::sync() };
+    }
+    let packets = (batches * BATCH) as f64;
+    vh.set_backend(-1).map_err(|e| format!("VHOST_NET_SET_BACKEND -1: errno {e}"))?;
+    Ok(format!("BENCH vhost dir={dir} packets={packets} ns={ns:.0} pps={:.0} ns_per_packet={:.1}", packets * 1e9 / ns, ns / packets))
 }
