@@ -393,37 +393,30 @@ fn tun_xdp_one(
 ) -> Result {
     let tun = dev.priv_();
     let datasize = xdp.len();
-    if datasize < ETH_HLEN {
-        return Err(EINVAL);
-    }
     let features = tun_vnet_hdr_guest_features(tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize);
     // The header stays in the buffer, which the skb takes over: copied
     // out before (a `VnetHdr` is small and `Copy`).
     let gso: VnetHdr = *xdp.vnet_hdr();
     let tnl = features & NETIF_F_GSO_UDP_TUNNEL != 0;
     let tnl_csum = features & NETIF_F_GSO_UDP_TUNNEL_CSUM != 0;
-    let mut skb = xdp.build_skb()?;
+    // `EINVAL` below an Ethernet header.
+    let mut frame = xdp.build_skb()?;
     // The order of each kernel's tun.c (see `tun_get_user`).
     if !sys::compat::VNET_AFTER_NETWORK_HEADER
-        && skb.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err()
+        && frame.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err()
     {
         tun.stats.rx_frame_errors_inc();
         return Err(EINVAL);
     }
-    skb.set_dev(dev);
+    frame.set_dev(dev);
     if sys::compat::VNET_AFTER_NETWORK_HEADER {
-        if !skb.set_l2_network_header() {
-            return Err(EINVAL);
-        }
-        if skb.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err() {
+        frame.set_l2_network_header();
+        if frame.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err() {
             tun.stats.rx_frame_errors_inc();
             return Err(EINVAL);
         }
     }
-    if !skb.eth_type_trans(dev) {
-        skb.drop_reason(DropReason::HDR_TRUNC);
-        return Err(EINVAL);
-    }
+    let mut skb = frame.eth_type_trans(dev);
     skb.reset_network_probe_transport();
     let queue_index = tfile.queue_index.load(Ordering::Relaxed);
     if u32::from(queue_index) < tun.numqueues.load(Ordering::Acquire) {

@@ -46,6 +46,10 @@ unsafe impl Send for SkbRing {}
 unsafe impl Sync for SkbRing {}
 
 /// `tun_ptr_free()` for the entries `ptr_ring_cleanup()` destroys.
+///
+/// # Safety
+///
+/// `ptr` is null or an entry of an [`SkbRing`] (an owned skb), given up.
 unsafe extern "C" fn ring_destroy(ptr: *mut c_void) {
     if let Some(p) = NonNull::new(ptr.cast::<bindings::sk_buff>()) {
         // SAFETY: Every entry is an owned skb (type invariants), which the
@@ -56,6 +60,10 @@ unsafe extern "C" fn ring_destroy(ptr: *mut c_void) {
 
 /// `tun_ptr_free()` for the entries a resize's `__ptr_ring_swap_queue()`
 /// has no room for: also counts them in [`RESIZE_DROPS`].
+///
+/// # Safety
+///
+/// As [`ring_destroy`].
 unsafe extern "C" fn ring_resize_destroy(ptr: *mut c_void) {
     RESIZE_DROPS.fetch_add(1, Ordering::Relaxed);
     // SAFETY: As the caller (`__ptr_ring_swap_queue()`) guarantees.

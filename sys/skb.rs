@@ -368,7 +368,7 @@ impl SkBuff {
         // SAFETY: An skb we own with `ETH_HLEN` linear bytes.
         unsafe {
             let proto = bindings::eth_type_trans(self.as_ptr(), dev.as_ptr());
-            (*skb_headers(self.as_ptr())).protocol = proto;
+            set_protocol(self.as_ptr(), proto);
         }
         true
     }
@@ -511,4 +511,15 @@ impl Drop for Unfilled {
         // SAFETY: Ours; freeing reads no packet bytes.
         unsafe { bindings::kfree_skb(self.0.as_ptr()) };
     }
+}
+
+/// `skb->protocol = proto`.
+///
+/// # Safety
+///
+/// `skb` is a live skb the caller owns.
+#[inline(always)]
+pub(super) unsafe fn set_protocol(skb: *mut bindings::sk_buff, proto: u16) {
+    // SAFETY: As the caller guarantees.
+    unsafe { (*skb_headers(skb)).protocol = proto };
 }

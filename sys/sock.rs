@@ -202,6 +202,12 @@ impl<T: SockOps> SockOpsAdapter<T> {
         }
     }
 
+    /// `proto_ops.sendmsg`.
+    ///
+    /// # Safety
+    ///
+    /// The socket layer's call on one of `T`'s sockets, by a caller that
+    /// holds the file it stands for; `m` (if any) is a live `msghdr`.
     unsafe extern "C" fn sendmsg(
         sock: *mut bindings::socket,
         m: *mut bindings::msghdr,
@@ -220,6 +226,12 @@ impl<T: SockOps> SockOpsAdapter<T> {
         }
     }
 
+    /// `proto_ops.recvmsg`.
+    ///
+    /// # Safety
+    ///
+    /// The socket layer's call on one of `T`'s sockets, by a caller that
+    /// holds the file it stands for; `m` (if any) is a live `msghdr`.
     unsafe extern "C" fn recvmsg(
         sock: *mut bindings::socket,
         m: *mut bindings::msghdr,
@@ -244,6 +256,12 @@ impl<T: SockOps> SockOpsAdapter<T> {
         }
     }
 
+    /// `proto_ops.peek_len`.
+    ///
+    /// # Safety
+    ///
+    /// The socket layer's call on one of `T`'s sockets, by a caller that
+    /// holds the file it stands for; `m` (if any) is a live `msghdr`.
     unsafe extern "C" fn peek_len(sock: *mut bindings::socket) -> c_int {
         // SAFETY: As in `sendmsg`.
         match unsafe { Self::data(sock) } {

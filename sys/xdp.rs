@@ -7,6 +7,7 @@
 //! the receiver takes over. tun.c's `tun_xdp_one()` without an XDP program
 //! (rust_tun has none) builds an skb around it.
 
+use super::netdev::device::NetDevice;
 use super::skb::SkBuff;
 use super::vnet::VnetHdr;
 use crate::bindings;
@@ -114,8 +115,12 @@ impl XdpBuff<'_> {
 
     /// `build_skb()` around the buffer (tun.c's `tun_xdp_one()`): headroom
     /// up to `data`, the frame, its metadata if any; the skb owns the page
-    /// reference. `ENOMEM` (the page given back) if no skb can be had.
-    pub(crate) fn build_skb(self) -> Result<SkBuff> {
+    /// reference. `EINVAL` (the page given back) for a frame shorter than
+    /// an Ethernet header, `ENOMEM` if no skb can be had.
+    pub(crate) fn build_skb(self) -> Result<EthFrame> {
+        if self.len() < ETH_HLEN {
+            return Err(EINVAL);
+        }
         let b = self.0;
         // The page reference goes to the skb, or back below.
         core::mem::forget(self);
@@ -140,7 +145,8 @@ impl XdpBuff<'_> {
             if metasize > 0 {
                 bindings::skb_metadata_set(skb.as_ptr(), metasize as u8);
             }
-            Ok(SkBuff::from_raw(skb.as_ptr()))
+            // INVARIANT: All `len >= ETH_HLEN` bytes are linear.
+            Ok(EthFrame(SkBuff::from_raw(skb.as_ptr())))
         }
     }
 }
@@ -178,5 +184,59 @@ impl core::ops::Deref for XdpHdr<'_> {
             XdpHdr::InPlace(h) => h,
             XdpHdr::Copied(h) => h,
         }
+    }
+}
+
+/// `ETH_HLEN`.
+const ETH_HLEN: usize = bindings::ETH_HLEN as usize;
+
+/// An skb built around a buffer ([`XdpBuff::build_skb`]): a frame whose
+/// Ethernet header is in the linear part, so the steps of
+/// `tun_xdp_one()` need no `pskb_may_pull()`, as tun.c's do not.
+///
+/// # Invariants
+///
+/// At least `ETH_HLEN` bytes of the skb are linear; only operations that
+/// keep them are offered.
+pub(crate) struct EthFrame(SkBuff);
+
+impl EthFrame {
+    /// `skb->dev = dev`.
+    #[inline]
+    pub(crate) fn set_dev<P>(&mut self, dev: &NetDevice<P>) {
+        self.0.set_dev(dev)
+    }
+
+    /// `skb_set_network_header(skb, ETH_HLEN)`.
+    #[inline]
+    pub(crate) fn set_l2_network_header(&mut self) {
+        // SAFETY: An skb we own with `ETH_HLEN` linear bytes (type
+        // invariants).
+        unsafe { bindings::skb_set_network_header(self.0.as_ptr(), ETH_HLEN as i32) };
+    }
+
+    /// The vnet header's step ([`SkBuff::vnet_hdr_tnl_to_skb`]: it sets
+    /// offsets and GSO fields, and never shortens the linear part).
+    #[inline]
+    pub(crate) fn vnet_hdr_tnl_to_skb(
+        &mut self,
+        hdr: &VnetHdr,
+        tnl: bool,
+        tnl_csum: bool,
+    ) -> Result {
+        self.0.vnet_hdr_tnl_to_skb(hdr, tnl, tnl_csum)
+    }
+
+    /// `skb->protocol = eth_type_trans(skb, dev)`: the frame, now an skb
+    /// of the device's.
+    #[inline]
+    pub(crate) fn eth_type_trans<P>(self, dev: &NetDevice<P>) -> SkBuff {
+        // SAFETY: An skb we own with `ETH_HLEN` linear bytes (type
+        // invariants); `dev` is live.
+        unsafe {
+            let proto = bindings::eth_type_trans(self.0.as_ptr(), dev.as_ptr());
+            super::skb::set_protocol(self.0.as_ptr(), proto);
+        }
+        self.0
     }
 }
