@@ -79,11 +79,9 @@ static RESIZE_DROPS: AtomicU64 = AtomicU64::new(0);
 ///
 /// # Invariants
 ///
-/// The consumer lock of `ring` is held for `'a`; released on drop when
-/// `owned`.
+/// The consumer lock of `ring` is held for `'a`; released on drop.
 pub(crate) struct RingConsumer<'a> {
     ring: &'a SkbRing,
-    owned: bool,
 }
 
 impl RingConsumer<'_> {
@@ -138,10 +136,8 @@ impl RingConsumer<'_> {
 impl Drop for RingConsumer<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.owned {
-            // SAFETY: We hold the consumer lock (type invariants).
-            unsafe { bindings::spin_unlock(self.ring.consumer_lock()) };
-        }
+        // SAFETY: We hold the consumer lock (type invariants).
+        unsafe { bindings::spin_unlock(self.ring.consumer_lock()) };
     }
 }
 
@@ -336,24 +332,19 @@ impl SkbRing {
         // SAFETY: An initialised lock.
         unsafe { bindings::spin_lock(self.consumer_lock()) };
         // INVARIANT: Locked just above, released on drop.
-        RingConsumer {
-            ring: self,
-            owned: true,
-        }
+        RingConsumer { ring: self }
     }
 
     /// The consumer side of a ring whose consumer lock the caller already
-    /// holds (vhost-net's `tun_wake_queue()` call); not released on drop.
+    /// holds (vhost-net's `tun_wake_queue()` call): never dropped, so the
+    /// lock stays the caller's.
     ///
     /// # Safety
     ///
     /// The caller holds this ring's consumer lock for the result's life.
-    pub(crate) unsafe fn consumer_held(&self) -> RingConsumer<'_> {
-        // INVARIANT: As the caller guarantees; `owned` false.
-        RingConsumer {
-            ring: self,
-            owned: false,
-        }
+    pub(crate) unsafe fn consumer_held(&self) -> core::mem::ManuallyDrop<RingConsumer<'_>> {
+        // INVARIANT: As the caller guarantees; never dropped, not released.
+        core::mem::ManuallyDrop::new(RingConsumer { ring: self })
     }
 
     /// Takes both locks, consumer then producer, with bottom halves off.

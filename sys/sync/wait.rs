@@ -26,6 +26,7 @@ impl WaitQueue {
     /// arrives first. The loop of tun.c's `tun_ring_recv()`: the entry is
     /// added once (`add_wait_queue`, default wake function) and stays on
     /// the queue across wake-ups, so a wake-up costs no re-queueing.
+    #[inline(always)]
     pub(crate) fn wait_interruptible<R>(&self, mut cond: impl FnMut() -> Option<R>) -> Result<R> {
         let entry = Opaque::<bindings::wait_queue_entry>::uninit();
         // SAFETY: `entry` is valid for writes; `head` is initialised and
