@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn the guests' BENCH lines into rust-tun's benchmark tables.
 
-usage: bench-report.py OUTDIR XMIT_LOG WRITE_LOG MICRO_LOG MEM_LOG GSO_LOG KERNEL
+usage: bench-report.py OUTDIR XMIT_LOG WRITE_LOG MICRO_LOG MEM_LOG GSO_LOG KERNEL [VHOST_LOG]
 
 KERNEL is the kernel the guests ran (6.12, 7.3, or 7.3-debian: Debian's
 own 7.3.4+deb13-amd64): the tables say what C tun of that tree guards,
 which differs.
 
-Writes OUTDIR/{xmit,write,micro,mem,gso}.json, OUTDIR/results.md and
+Writes OUTDIR/{xmit,write,micro,mem,gso,vhost}.json, OUTDIR/results.md and
 OUTDIR/chart.svg, and prints results.md. Under QEMU -icount shift=0 one
 guest nanosecond is one guest instruction (both vCPUs together), so
 instructions per packet = 1e9 / pps.
@@ -52,12 +52,16 @@ def verdict(ok):
 
 def main():
     outdir, xlog, wlog, mlog, memlog, glog, kernel = sys.argv[1:8]
+    vlog = sys.argv[8] if len(sys.argv) > 8 else None
     os.makedirs(outdir, exist_ok=True)
     xmit = bench_lines(xlog, "xmit")
     write = bench_lines(wlog, "write")
     micro = bench_lines(mlog, "micro")
     mem = bench_lines(memlog, "mem")
     gso = bench_lines(glog, "gso")
+    vhost = bench_lines(vlog, "vhost") if vlog else []
+    if vlog and not vhost:
+        sys.exit("bench-report: no BENCH vhost lines in %s" % vlog)
     if not (xmit and write and micro and mem and gso):
         sys.exit("bench-report: missing BENCH lines (xmit %d, write %d, micro %d, mem %d, gso %d)"
                  % (len(xmit), len(write), len(micro), len(mem), len(gso)))
@@ -208,6 +212,39 @@ def main():
         if c:
             gratios.setdefault((r["dir"], r["napi"]), []).append(ratio(r["bytes_per_sec"], c[0]["bytes_per_sec"]))
 
+    # Table 6.
+    vratios = {}
+    if vhost:
+        md += ["", "## vhost-net (TAP, 256-byte frames, batches of 64)", "",
+               "Frames through `/dev/vhost-net` and a TAP of each driver, driven by the",
+               "guest program's user-space vhost-net driver (`rtun bench-vhost`, the",
+               "equivalent of the kernel's `tools/virtio/vhost_net_test.c`): tx, from the",
+               "transmit queue into the stack (`sendmsg` of `TUN_MSG_PTR` batches of",
+               "`xdp_buff`s, each frame freed on arrival: an ethertype no one handles);",
+               "rx, from an `AF_PACKET` socket on the TAP into receive buffers (the ring",
+               "consumed by vhost-net, `recvmsg`). vhost_net.ko binds to one provider of",
+               "tun.ko's exports at a time, so the drivers take turns, each with",
+               "vhost_net.ko loaded over its provider (tun.ko; rust_tun_vhost.ko), in",
+               "several rounds. One vCPU (`-smp 1`): the vhost-net worker and the",
+               "program then take turns in an order the instruction count decides, and",
+               "the figures repeat (on two vCPUs the scheduler's placement spreads them",
+               "by a few per cent). Each row's median over the rounds.", "",
+               "| driver | direction | frames per round | frames/guest-second (median) | each round | instructions/frame |",
+               "|---|---|---:|---:|---|---:|"]
+        vrows = {}
+        for r in vhost:
+            vrows.setdefault((r["driver"], r["dir"]), []).append(r)
+        vmed = {}
+        for key, rs in sorted(vrows.items(), key=lambda kv: (kv[0][1], kv[0][0] != "rust_tun")):
+            rs = sorted(rs, key=lambda r: r["round"])
+            med = sorted(rs, key=lambda r: r["pps"])[len(rs) // 2]
+            vmed[key] = med
+            md.append("| %s | %s | %d | %d | %s | %.1f |" % (
+                key[0], key[1], med["packets"], med["pps"], " / ".join(str(r["pps"]) for r in rs),
+                med["ns_per_packet"]))
+        for d in ("tx", "rx"):
+            vratios[d] = ratio(vmed[("rust_tun", d)]["pps"], vmed[("tun", d)]["pps"])
+
     def pc(impl, rfs, variant):
         return per_call[(impl, rfs, variant)]["over_floor_per_call"]
 
@@ -247,6 +284,9 @@ def main():
             targets.append(("GSO %s, 64 KB%s: rust_tun / C tun bytes per guest-second"
                             % (d, ", IFF_NAPI" if napi else ""),
                             "%.5f (need >= 1.000; boots %.5f-%.5f)" % (r, rs[0], rs[-1]), r >= 1.0))
+    for d, r in sorted(vratios.items(), reverse=True):
+        targets.append(("vhost-net %s: rust_tun / C tun frames per guest-second" % d,
+                        "%.4f (need >= 1.000)" % r, r >= 1.0 - 1e-9))
     for q in (1, 4):
         r = ratio(mp[("rust_tun", q)], mp[("tun", q)])
         targets.append(("Memory per idle device, %d queue(s): rust_tun / C tun" % q,
@@ -264,6 +304,9 @@ def main():
         json.dump(mem, f, indent=1)
     with open(os.path.join(outdir, "gso.json"), "w") as f:
         json.dump(gso, f, indent=1)
+    if vhost:
+        with open(os.path.join(outdir, "vhost.json"), "w") as f:
+            json.dump(vhost, f, indent=1)
     with open(os.path.join(outdir, "micro.json"), "w") as f:
         json.dump({"runs": micro,
                    "per_call": {"%s/rfs%d/%s" % k: v for k, v in per_call.items()},

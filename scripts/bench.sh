@@ -86,11 +86,16 @@ for table in write micro; do
 	run --icount --timeout 1800 --log "$logs/$table.log" \
 		"$RT_TOP/scripts/guest/bench-$table.sh" "${args[@]}" >/dev/null
 done
+# vhost-net: on one vCPU (see bench-vhost.sh), the drivers taking turns.
+rt_log "table vhost"
+run --icount --smp 1 --timeout 1800 --log "$logs/vhost.log" \
+	"$RT_TOP/scripts/guest/bench-vhost.sh" 19200 3 >/dev/null
 rt_log "table mem"
 run --timeout 3600 --log "$logs/mem.log" \
 	"$RT_TOP/scripts/guest/bench-mem.sh" >/dev/null
 python3 "$RT_TOP/scripts/bench-report.py" "$RT_TOP/Documentation/benchmarks/linux-$series" \
-	"$logs/xmit.log" "$logs/write.log" "$logs/micro.log" "$logs/mem.log" "$logs/gso.log" "$series"
+	"$logs/xmit.log" "$logs/write.log" "$logs/micro.log" "$logs/mem.log" "$logs/gso.log" "$series" \
+	"$logs/vhost.log"
 }
 for series in "${series_list[@]}"; do
 	rt_log "benchmarks on Linux $series"

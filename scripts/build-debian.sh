@@ -140,7 +140,8 @@ if [ -n "$bench" ]; then
 	in_root make -C "$tree" M=/usr/src/rust-tun-bench ARCH=x86 "CC=$cc" modules >&2 ||
 		rt_die "building rtun_cbench.ko failed"
 	mkdir -p "$bench/bench"
-	cp "$(rt_debian_moddir)/updates/rust_tun.ko" "$(rt_debian_moddir)/updates/rust_dummy.ko" "$bench/"
+	cp "$(rt_debian_moddir)/updates/rust_tun.ko" "$(rt_debian_moddir)/updates/rust_dummy.ko" \
+		"$(rt_debian_moddir)/updates/rust_tun_vhost.ko" "$bench/"
 	cp "$root/usr/src/rust-tun-bench/rtun_cbench.ko" "$bench/bench/"
 fi
 ln -sfn "root$tree" "$kdir"
