@@ -88,7 +88,7 @@ RT_DEBIAN_PKGS=(
 # Bump when scripts/build-debian.sh changes what it builds.
 RT_DEBIAN_RECIPE=1
 # Debian's modules in its userland (scripts/build-debian.sh): its own under
-# kernel/, rust_tun.ko and rust_dummy.ko under updates/.
+# kernel/, rust_tun.ko, rust_dummy.ko and rust_tun_vhost.ko under updates/.
 rt_debian_moddir() {
 	echo "$(dirname "$(rt_kdir 7.3-debian)")/root/lib/modules/$RT_DEBIAN_KREL"
 }

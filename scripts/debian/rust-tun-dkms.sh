@@ -25,7 +25,8 @@
 #                  with mokutil --import CERT), with the kernel's sign-file
 #   build          build into $RUST_TUN_DKMS_CACHE/KREL (default
 #                  /var/cache/rust-tun-dkms), print the module's path
-#   install        build, then install rust_tun.ko and rust_dummy.ko into
+#   install        build, then install rust_tun.ko, rust_dummy.ko and
+#                  rust_tun_vhost.ko (tun.ko's exports for vhost_net.ko) into
 #                  /lib/modules/KREL/updates/ (debug info stripped, as
 #                  Debian's own modules) and run depmod
 #
