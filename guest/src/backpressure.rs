@@ -37,7 +37,7 @@ const DEFAULT_QDISC: &str = "/proc/sys/net/core/default_qdisc";
 /// kernels have no `NET_SCHED` and no other); a kernel with `NET_SCHED` may
 /// default to another (Debian's: `fq_codel`, which holds 10240 packets
 /// whatever `txqueuelen` is, and never becomes `noqueue`).
-struct PfifoFastDefault(Option<String>);
+pub(crate) struct PfifoFastDefault(Option<String>);
 
 impl Drop for PfifoFastDefault {
     fn drop(&mut self) {
@@ -49,7 +49,7 @@ impl Drop for PfifoFastDefault {
 
 /// Skips the test where tun.c has no `IFF_BACKPRESSURE` (6.12); else makes
 /// `pfifo_fast` the default qdisc of the devices the test brings up.
-fn need_backpressure() -> Result<PfifoFastDefault, String> {
+pub(crate) fn need_backpressure() -> Result<PfifoFastDefault, String> {
     if !kernel_has_backpressure() {
         skip!("IFF_BACKPRESSURE is 7.3's: this kernel's tun.c has no such flag");
     }

@@ -131,6 +131,7 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("delete_under_writers", vnet::napi::t_delete_under_writers, &[RUST, C]),
     ("vhost_net", vhost::t_vhost_net, &[RUST, C]),
     ("vhost_net_mq", vhost::t_vhost_net_mq, &[RUST, C]),
+    ("vhost_net_backpressure", vhost::t_vhost_net_backpressure, &[RUST, C]),
     ("vnet_tso6_read", vnet::tso::t_vnet_tso6_read, &[RUST, C]),
     ("vnet_tso_ecn_read", vnet::tso::t_vnet_tso_ecn_read, &[RUST, C]),
     ("vnet_uso_alone", vnet::tso::t_vnet_uso_alone, &[RUST, C]),
