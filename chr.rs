@@ -361,14 +361,24 @@ fn tun_sendmsg(tfile: &TunFile, m: &mut MsgHdr<'_>, total_len: usize) -> Result<
     let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
     match m.tun_ctl() {
         TunMsgCtl::XdpBatch(batch) => {
-            // As tun.c, bottom halves off and an RCU read section for the
-            // whole batch, not per packet.
-            let bh = sys::BhDisabled::new();
-            let _rcu = rcu::read_lock();
+            // As tun.c, bottom halves off and an RCU read section across
+            // the batch, not per packet. Deliberate difference: a flow to
+            // record (several queues) is recorded outside them, as a
+            // write's is: tun.c's `tun_flow_create()` allocates with
+            // GFP_ATOMIC there, ours may sleep.
+            let mut section = None;
             let n = batch.len();
             for (i, xdp) in batch.enumerate() {
+                // Bottom halves off, then RCU; dropped in the other order.
+                let (_rcu, bh) = section.get_or_insert_with(|| {
+                    let bh = sys::BhDisabled::new();
+                    (rcu::read_lock(), bh)
+                });
                 // As tun.c, a buffer's failure is its own (counted there).
-                let _ = tun_xdp_one(&dev, tfile, xdp, i + 1 < n, &bh);
+                if let Ok(rxhash @ 1..) = tun_xdp_one(&dev, tfile, xdp, i + 1 < n, bh) {
+                    section = None;
+                    tun_flow_update(dev.priv_(), rxhash, tfile);
+                }
             }
             return Ok(total_len);
         }
@@ -383,14 +393,15 @@ fn tun_sendmsg(tfile: &TunFile, m: &mut MsgHdr<'_>, total_len: usize) -> Result<
 /// around one of vhost-net's buffers, its virtio-net header applied, into
 /// the stack (or, with `IFF_NAPI`, onto the NAPI queue; `more` while the
 /// batch goes on, so the context is scheduled once at its end or past a
-/// poll's weight).
+/// poll's weight). Returns the flow hash to record (`tun_flow_update()`,
+/// the caller's), 0 for none.
 fn tun_xdp_one(
     dev: &TunDev,
     tfile: &TunFile,
     xdp: XdpBuff<'_>,
     more: bool,
     bh: &sys::BhDisabled,
-) -> Result {
+) -> Result<u32> {
     let tun = dev.priv_();
     let datasize = xdp.len();
     let features = tun_vnet_hdr_guest_features(tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize);
@@ -433,10 +444,7 @@ fn tun_xdp_one(
         skb.netif_receive_skb(bh);
     }
     dev.sw_netstats_rx_add(datasize as u32);
-    if rxhash != 0 {
-        tun_flow_update(tun, rxhash, tfile);
-    }
-    Ok(())
+    Ok(rxhash)
 }
 
 /// `tun_recvmsg()`: vhost-net's receive, the packet it consumed from the

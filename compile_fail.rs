@@ -90,6 +90,6 @@ fn dev_file_of_other_priv(dev: &crate::TunDev) {
 /// data cannot be registered with its poll table: epoll keeps the entry
 /// until the file's release ("lifetime may not live long enough").
 #[cfg(rtun_compile_fail = "poll_wait_foreign_queue")]
-fn poll_wait_foreign_queue<'f>(table: &crate::sys::PollTable<'f>, other: &crate::sys::WaitQueue) {
-    table.wait(other);
+fn poll_wait_foreign_queue<'f>(table: &crate::sys::PollTable<'f>, other: &crate::sys::Sock) {
+    table.wait(other.wq());
 }
