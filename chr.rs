@@ -362,23 +362,35 @@ fn tun_sendmsg(tfile: &TunFile, m: &mut MsgHdr<'_>, total_len: usize) -> Result<
     match m.tun_ctl() {
         TunMsgCtl::XdpBatch(batch) => {
             // As tun.c, bottom halves off and an RCU read section across
-            // the batch, not per packet. Deliberate difference: a flow to
-            // record (several queues) is recorded outside them, as a
-            // write's is: tun.c's `tun_flow_create()` allocates with
-            // GFP_ATOMIC there, ours may sleep.
-            let mut section = None;
+            // the batch, not per packet. Deliberate difference: the first
+            // flow of a device (several queues) is recorded outside them,
+            // as a write's is: it allocates the flow table's entries, which
+            // may sleep (tun.c allocates each flow with GFP_ATOMIC there).
             let n = batch.len();
-            for (i, xdp) in batch.enumerate() {
-                // Bottom halves off, then RCU; dropped in the other order.
-                let (_rcu, bh) = section.get_or_insert_with(|| {
-                    let bh = sys::BhDisabled::new();
-                    (rcu::read_lock(), bh)
-                });
-                // As tun.c, a buffer's failure is its own (counted there).
-                if let Ok(rxhash @ 1..) = tun_xdp_one(&dev, tfile, xdp, i + 1 < n, bh) {
-                    section = None;
-                    tun_flow_update(dev.priv_(), rxhash, tfile);
+            let mut batch = batch.enumerate();
+            loop {
+                let bh = sys::BhDisabled::new();
+                let rcu = rcu::read_lock();
+                let mut rxhash = 0;
+                for (i, xdp) in batch.by_ref() {
+                    // As tun.c, a buffer's failure is its own (counted there).
+                    if let Ok(h @ 1..) = tun_xdp_one(&dev, tfile, xdp, i + 1 < n, &bh) {
+                        // Once the table's entries exist, recording a flow
+                        // allocates nothing and stays in the section.
+                        if dev.priv_().flows.has_pool() {
+                            tun_flow_update(dev.priv_(), h, tfile);
+                        } else {
+                            rxhash = h;
+                            break;
+                        }
+                    }
                 }
+                drop(rcu);
+                drop(bh);
+                if rxhash == 0 {
+                    break;
+                }
+                tun_flow_update(dev.priv_(), rxhash, tfile);
             }
             return Ok(total_len);
         }
@@ -407,7 +419,7 @@ fn tun_xdp_one(
     let features = tun_vnet_hdr_guest_features(tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize);
     // The header stays in the buffer, which the skb takes over: copied
     // out before (a `VnetHdr` is small and `Copy`).
-    let gso: VnetHdr = *xdp.vnet_hdr();
+    let gso = xdp.vnet_hdr();
     let tnl = features & NETIF_F_GSO_UDP_TUNNEL != 0;
     let tnl_csum = features & NETIF_F_GSO_UDP_TUNNEL_CSUM != 0;
     // `EINVAL` below an Ethernet header.

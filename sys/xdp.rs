@@ -90,27 +90,25 @@ impl XdpBuff<'_> {
     }
 
     /// The virtio-net header in the headroom, where each kernel's tun.c
-    /// reads it (`tun_xdp_gso()`), read in place as tun.c reads it; a copy
-    /// (zero past the headroom) if the headroom cannot hold a whole
-    /// [`VnetHdr`] there or it is not aligned for one.
-    pub(crate) fn vnet_hdr(&self) -> XdpHdr<'_> {
+    /// reads it (`tun_xdp_gso()`); zero past the headroom if a whole
+    /// [`VnetHdr`] does not fit there. A copy: the skb takes the buffer over.
+    #[inline]
+    pub(crate) fn vnet_hdr(&self) -> VnetHdr {
         // SAFETY: A live xdp_buff of the sender's layout.
         let at = unsafe { bindings::tun_xdp_gso(self.0) }.cast::<u8>();
         let room = (self.0.data as usize).saturating_sub(at as usize);
-        if room >= core::mem::size_of::<VnetHdr>()
-            && at as usize % core::mem::align_of::<VnetHdr>() == 0
-        {
-            // SAFETY: An aligned header's worth of the buffer's headroom,
-            // which the sender filled and does not touch during the call;
-            // any bytes are a valid `VnetHdr` (plain integers).
-            return XdpHdr::InPlace(unsafe { &*at.cast::<VnetHdr>() });
+        if room >= core::mem::size_of::<VnetHdr>() {
+            // SAFETY: A header's worth of the buffer's headroom, which the
+            // sender filled; any bytes are a valid `VnetHdr` (plain
+            // integers); read without assuming alignment.
+            return unsafe { core::ptr::read_unaligned(at.cast::<VnetHdr>()) };
         }
         let mut hdr = VnetHdr::default();
         let dst = hdr.as_bytes_mut(core::mem::size_of::<VnetHdr>());
         let n = dst.len().min(room);
         // SAFETY: `n` bytes of the headroom, as above.
         dst[..n].copy_from_slice(unsafe { core::slice::from_raw_parts(at, n) });
-        XdpHdr::Copied(hdr)
+        hdr
     }
 
     /// `build_skb()` around the buffer (tun.c's `tun_xdp_one()`): headroom
@@ -165,25 +163,6 @@ impl Drop for XdpBuff<'_> {
     fn drop(&mut self) {
         // SAFETY: The page reference we own (type invariants).
         unsafe { put_page_of(self.0.data) };
-    }
-}
-
-/// The virtio-net header of an [`XdpBuff`]: in place, or a copy.
-pub(crate) enum XdpHdr<'a> {
-    /// In the buffer's headroom.
-    InPlace(&'a VnetHdr),
-    /// Copied out of it.
-    Copied(VnetHdr),
-}
-
-impl core::ops::Deref for XdpHdr<'_> {
-    type Target = VnetHdr;
-
-    fn deref(&self) -> &VnetHdr {
-        match self {
-            XdpHdr::InPlace(h) => h,
-            XdpHdr::Copied(h) => h,
-        }
     }
 }
 
