@@ -136,6 +136,7 @@ mod security;
 mod skb;
 mod skb_queue;
 mod sock;
+mod sockops;
 mod static_key;
 mod sync;
 mod sysfs;
@@ -186,9 +187,8 @@ pub(crate) use rps::{
 };
 pub(crate) use security::{security_tun_dev_create, TunSecurity};
 pub(crate) use skb::{DropReason, IovIterDest, IovIterSource, SkBuff};
-pub(crate) use sock::{
-    FasyncBand, MsgHdr, Proto, Sock, SockFprog, SockOps, SockRef, TunMsgCtl, SOCK_FPROG_LEN,
-};
+pub(crate) use sock::{FasyncBand, Proto, Sock, SockFprog, SockRef, SOCK_FPROG_LEN};
+pub(crate) use sockops::{MsgHdr, SockOps, TunMsgCtl};
 pub(crate) use static_key::{
     for_each_jump_site, rfs_needed_count, static_branch_unlikely, SiteInsn, JUMP_LABELS,
 };

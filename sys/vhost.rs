@@ -14,7 +14,7 @@
 
 use super::chrdev::FileOperations;
 use super::ring::{RingConsumer, SkbRing};
-use super::sock::SockOps;
+use super::sockops::SockOps;
 use super::FileSocket;
 use crate::bindings;
 use kernel::prelude::*;

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The queue socket's operations for vhost-net (tun.c's `tun_socket_ops`:
+//! `tun_sendmsg`, `tun_xdp_one`, `tun_recvmsg`, `tun_peek_len`) and what
+//! tun.ko's exports reach (`tun_get_tx_ring`, `tun_wake_queue`); the read
+//! and write paths they share are the parent's.
+
+use super::*;
+/// The sockets of the open files (tun.c's `tun_socket_ops`), for
+/// vhost-net.
+impl SockOps for TunChr {
+    fn sendmsg(tfile: &TunFile, msg: &mut MsgHdr<'_>, total_len: usize) -> Result<usize> {
+        tun_sendmsg(tfile, msg, total_len)
+    }
+
+    fn recvmsg(
+        tfile: &TunFile,
+        msg: &mut MsgHdr<'_>,
+        entry: Option<SkBuff>,
+        total_len: usize,
+        flags: u32,
+    ) -> Result<usize> {
+        tun_recvmsg(tfile, msg, entry, total_len, flags)
+    }
+
+    fn peek_len(tfile: &TunFile) -> i32 {
+        tun_peek_len(tfile)
+    }
+}
+
+/// What vhost-net reaches through tun.ko's exports (sys/vhost.rs).
+impl sys::vhost::TunFileExports for TunChr {
+    fn tx_ring(tfile: &TunFile) -> &SkbRing {
+        &tfile.ring
+    }
+
+    fn wake_queue(tfile: &TunFile, ring: &mut RingConsumer<'_>, consumed: u32) {
+        tun_wake_queue(tfile, ring, consumed)
+    }
+}
+
+/// `tun_sendmsg()`: vhost-net's transmit: a batch of `xdp_buff`s
+/// (`TUN_MSG_PTR`, each through `tun_xdp_one()`; the batch's length is
+/// returned whatever became of each), or a write from the guest's buffers
+/// (`MSG_DONTWAIT` as `O_NONBLOCK`).
+///
+/// Deliberate differences: zerocopy buffers (`TUN_MSG_UBUF`) are refused
+/// with `EOPNOTSUPP`: vhost-net sends them only to a socket with
+/// `SOCK_ZEROCOPY` (and its `experimental_zcopytx`), which rust_tun's
+/// never have. `MSG_MORE` (tun.c: hold packets back up to `rx_batched`)
+/// changes nothing: every packet goes on at once (`tun_rx_batched`).
+fn tun_sendmsg(tfile: &TunFile, m: &mut MsgHdr<'_>, total_len: usize) -> Result<usize> {
+    let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
+    match m.tun_ctl() {
+        TunMsgCtl::XdpBatch(batch) => {
+            // As tun.c, bottom halves off and an RCU read section across
+            // the batch, not per packet. Deliberate difference: the first
+            // flow of a device (several queues) is recorded outside them,
+            // as a write's is: it allocates the flow table's entries, which
+            // may sleep (tun.c allocates each flow with GFP_ATOMIC there).
+            let n = batch.len();
+            let mut batch = batch.enumerate();
+            loop {
+                let bh = sys::BhDisabled::new();
+                let rcu = rcu::read_lock();
+                let mut rxhash = 0;
+                for (i, xdp) in batch.by_ref() {
+                    // As tun.c, a buffer's failure is its own (counted there).
+                    if let Ok(h @ 1..) = tun_xdp_one(&dev, tfile, xdp, i + 1 < n, &bh) {
+                        // Once the table's entries exist, recording a flow
+                        // allocates nothing and stays in the section.
+                        if dev.priv_().flows.has_pool() {
+                            tun_flow_update(dev.priv_(), h, tfile);
+                        } else {
+                            rxhash = h;
+                            break;
+                        }
+                    }
+                }
+                drop(rcu);
+                drop(bh);
+                if rxhash == 0 {
+                    break;
+                }
+                tun_flow_update(dev.priv_(), rxhash, tfile);
+            }
+            return Ok(total_len);
+        }
+        TunMsgCtl::Zerocopy => return Err(errno::EOPNOTSUPP()),
+        TunMsgCtl::None => {}
+    }
+    let noblock = m.flags() & bindings::RTUN_MSG_DONTWAIT != 0;
+    tun_get_user(&dev, tfile, &mut m.source(), noblock)
+}
+
+/// `tun_xdp_one()` without an XDP program (rust_tun has none): an skb
+/// around one of vhost-net's buffers, its virtio-net header applied, into
+/// the stack (or, with `IFF_NAPI`, onto the NAPI queue; `more` while the
+/// batch goes on, so the context is scheduled once at its end or past a
+/// poll's weight). Returns the flow hash to record (`tun_flow_update()`,
+/// the caller's), 0 for none.
+fn tun_xdp_one(
+    dev: &TunDev,
+    tfile: &TunFile,
+    xdp: XdpBuff<'_>,
+    more: bool,
+    bh: &sys::BhDisabled,
+) -> Result<u32> {
+    let tun = dev.priv_();
+    let datasize = xdp.len();
+    let features = tun_vnet_hdr_guest_features(tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize);
+    // The header stays in the buffer, which the skb takes over: copied
+    // out before (a `VnetHdr` is small and `Copy`).
+    let gso = xdp.vnet_hdr();
+    let tnl = features & NETIF_F_GSO_UDP_TUNNEL != 0;
+    let tnl_csum = features & NETIF_F_GSO_UDP_TUNNEL_CSUM != 0;
+    // `EINVAL` below an Ethernet header.
+    let mut frame = xdp.build_skb()?;
+    // The order of each kernel's tun.c (see `tun_get_user`).
+    if !sys::compat::VNET_AFTER_NETWORK_HEADER
+        && frame.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err()
+    {
+        tun.stats.rx_frame_errors_inc();
+        return Err(EINVAL);
+    }
+    frame.set_dev(dev);
+    if sys::compat::VNET_AFTER_NETWORK_HEADER {
+        frame.set_l2_network_header();
+        if frame.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err() {
+            tun.stats.rx_frame_errors_inc();
+            return Err(EINVAL);
+        }
+    }
+    let mut skb = frame.eth_type_trans(dev);
+    skb.reset_network_probe_transport();
+    let queue_index = tfile.queue_index.load(Ordering::Relaxed);
+    if u32::from(queue_index) < tun.numqueues.load(Ordering::Acquire) {
+        skb.record_rx_queue(queue_index);
+    }
+    let rxhash = if tun.numqueues() > 1 && !tfile.detached.is_set() {
+        skb.hash_symmetric()
+    } else {
+        0
+    };
+    if tun_napi_enabled(tfile) {
+        tun_napi_queue(tfile, skb, more)?;
+    } else {
+        skb.netif_receive_skb(bh);
+    }
+    dev.sw_netstats_rx_add(datasize as u32);
+    Ok(rxhash)
+}
+
+/// `tun_recvmsg()`: vhost-net's receive, the packet it consumed from the
+/// ring (`entry`) or the next one; past `total_len` the packet is cut and
+/// `MSG_TRUNC` set, and with `MSG_TRUNC` in `flags` its full size is
+/// returned. A packet given and not delivered is freed.
+fn tun_recvmsg(
+    tfile: &TunFile,
+    m: &mut MsgHdr<'_>,
+    entry: Option<SkBuff>,
+    total_len: usize,
+    flags: u32,
+) -> Result<usize> {
+    let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
+    let known =
+        bindings::RTUN_MSG_DONTWAIT | bindings::RTUN_MSG_TRUNC | bindings::RTUN_MSG_ERRQUEUE;
+    if flags & !known != 0 {
+        return Err(EINVAL);
+    }
+    if flags & bindings::RTUN_MSG_ERRQUEUE != 0 {
+        // Deliberate difference: tun.c keeps (leaks) a given packet here.
+        drop(entry);
+        return tfile.sock.recv_errqueue(m, total_len);
+    }
+    let noblock = flags & bindings::RTUN_MSG_DONTWAIT != 0;
+    let ret = tun_do_read(&dev, tfile, &mut m.dest(), noblock, entry)?;
+    if ret > total_len {
+        m.set_trunc();
+        return Ok(if flags & bindings::RTUN_MSG_TRUNC != 0 {
+            ret
+        } else {
+            total_len
+        });
+    }
+    Ok(ret)
+}
+
+/// `tun_peek_len()`: the length of the next packet on the ring (with its
+/// VLAN tag), 0 if none or if the file has no device.
+fn tun_peek_len(tfile: &TunFile) -> i32 {
+    match tfile.tun.get() {
+        Some(_dev) => tfile.ring.peek_len(),
+        None => 0,
+    }
+}
+
+/// 7.3's `tun_wake_queue()`: vhost-net consumed `consumed` packets from
+/// `tfile`'s ring under its consumer lock (`ring`); with
+/// `IFF_BACKPRESSURE`, the stopped queue may wake.
+fn tun_wake_queue(tfile: &TunFile, ring: &mut RingConsumer<'_>, consumed: u32) {
+    if let Some(dev) = tfile.tun.get() {
+        __tun_wake_queue(&dev, tfile, ring, consumed);
+    }
+}
