@@ -160,11 +160,12 @@ def main():
     # Table 4.
     md += ["", "## Memory per idle device (persistent TAP devices, no file attached)", "",
            "One plain TCG boot for both drivers. Each measurement: the same driver's",
-           "devices created and deleted first (warm caches), then MemFree before and",
-           "after creating the devices (queues attached, then closed), after `sync`",
-           "and dropping caches; rounds alternate which driver goes first. The",
-           "figure is the median of the rounds (MemFree also moves with per-CPU",
-           "page lists and deferred frees: single rounds spread by several kB).", "",
+           "devices created and deleted first (warm caches), then free memory before",
+           "and after creating the devices (queues attached, then closed), after",
+           "`sync`, dropping caches and `vm.stat_refresh`: MemFree plus the pages on",
+           "the per-CPU page lists (not counted free, and up to a few MB on this",
+           "guest: with MemFree alone, rounds spread 19-42 kB per device). Rounds",
+           "alternate which driver goes first; the figure is the median of the rounds.", "",
            "| driver | queues | devices | kB per device, each round | median |",
            "|---|---:|---:|---|---:|"]
     rounds = {}
