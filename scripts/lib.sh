@@ -13,6 +13,36 @@ RT_BINDGEN=$RT_TOOLS/bin/bindgen
 RT_KMAKE=(LLVM=-19 ARCH=x86_64 "RUSTC=$RT_RUSTC" "RUSTDOC=$RT_RUSTDOC"
 	"BINDGEN=$RT_BINDGEN" "RUSTFMT=${RT_RUSTFMT:-rustfmt}")
 
+# How much slower than the machine where the suites' expected times were
+# measured (README, budgets) this host runs single-threaded CPU work now, in
+# percent, never below 100: a guest's TCG vCPU is one such thread, so its
+# suites take this much longer, and scripts/test.sh scales the suites' QEMU
+# limits and the guests' per-test timeouts by it. The best of three runs of
+# a fixed integer loop, in CPU time: the core's speed, not how busy the
+# machine is at that moment (the expected times already include two guests
+# and a kernel build sharing the two cores). RT_SPEED_REF_MS is that
+# loop's time on the reference machine, derived (README) from a machine
+# where the loop and the 7.3 test kernel's `make` were both timed quiet,
+# scaled by the two machines' `make` times. RUST_TUN_SLOWDOWN overrides.
+RT_SPEED_REF_MS=300
+rt_host_slowdown() {
+	if [ -n "${RUST_TUN_SLOWDOWN:-}" ]; then
+		echo "$RUST_TUN_SLOWDOWN"
+		return
+	fi
+	python3 -c '
+import sys, time
+best = None
+for _ in range(3):
+    t = time.process_time()
+    x = 0
+    for i in range(2000000):
+        x = (x * 31 + i) & 0xffffffff
+    d = time.process_time() - t
+    best = d if best is None else min(best, d)
+print(max(100, round(100 * best * 1000 / int(sys.argv[1]))))' "$RT_SPEED_REF_MS"
+}
+
 rt_log() { printf '[%s +%ss] %s\n' "$(basename "$0")" "$SECONDS" "$*" >&2; }
 rt_die() { rt_log "error: $*"; exit 1; }
 

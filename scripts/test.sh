@@ -45,9 +45,9 @@
 # Two suites run at once (each guest is one single-threaded TCG vCPU
 # thread, and this machine kind has two cores); a kernel that is not built
 # yet is built while the default test kernel's suites run. Each suite's
-# QEMU limit is twice its expected time (SUITE_EXPECT below, measured on
-# this machine kind: README); each test has its own timeout in the guest
-# (tests.sh).
+# QEMU limit is twice its expected time (NAME_EXPECT below, measured on
+# this machine kind: README), scaled by how much slower this host is; each
+# test has its own timeout in the guest (tests.sh), scaled the same way.
 #
 # usage: scripts/test.sh [--quick] [--kernel SERIES] [--suite S[,S...]]
 #                        [NAME=VALUE...] [FILTER]
@@ -127,10 +127,17 @@ declare -A NAME_ARGS=([test]="" [dropin]="dropin" [napi]="napi RTUN_DRIVERS=rust
 	[debug1]="RTUN_DRIVERS=rust RTUN_SHARD=1/2"
 	[debug2]="RTUN_DRIVERS=rust RTUN_SHARD=2/2"
 	[debian]="" [debdropin]="dropin")
-declare -A SUITE_EXPECT=() SUITE_KERNEL=() SUITE_ARGS=()
+# On a slower host every guest is slower by the same factor (a TCG vCPU is
+# one host thread): the QEMU limits and the guests' per-test timeouts are
+# scaled by the host's measured slowdown (lib.sh rt_host_slowdown, percent;
+# 100 on the reference machine). Timing checks inside the guests calibrate
+# in their own boot and need no scaling.
+slowdown=$(rt_host_slowdown) || rt_die "could not time this host"
+rt_log "this host's slowdown: $slowdown % of the reference machine's time (limits scaled)"
+declare -A SUITE_LIMIT=() SUITE_KERNEL=() SUITE_ARGS=()
 for s in "${suites[@]}"; do
 	n=${s#*-}
-	SUITE_EXPECT[$s]=${NAME_EXPECT[$n]}
+	SUITE_LIMIT[$s]=$((2 * NAME_EXPECT[$n] * slowdown / 100))
 	SUITE_KERNEL[$s]=${s%%-*}-${NAME_FLAVOR[$n]}
 	SUITE_ARGS[$s]=${NAME_ARGS[$n]}
 done
@@ -179,7 +186,7 @@ finish() {
 	printf '# %-10s %-14s %6s %6s %7s %8s %8s\n' kernel suite passed failed skipped time limit
 	local r
 	for r in "${table[@]}"; do echo "# $r"; done
-	echo "# total wall time $((SECONDS - t_start)) s"
+	echo "# total wall time $((SECONDS - t_start)) s; host slowdown $slowdown % (limits and per-test timeouts scaled by it)"
 	echo "$passed passed, $failed failed, $skipped skipped"
 	[ "$failed" = 0 ]
 	exit $?
@@ -293,11 +300,11 @@ bash "$RT_TOP/scripts/build-clients.sh" "$kdir" >/dev/null || { failed=$((failed
 touch "$work/ready-$main_kernel"
 
 suite_job() { # suite_job SUITE: one guest suite (a job; its console in $work/SUITE.log)
-	local s=$1 limit=$((2 * ${SUITE_EXPECT[$1]}))
+	local s=$1 limit=${SUITE_LIMIT[$1]}
 	# shellcheck disable=SC2086 # SUITE_ARGS are words
 	bash "$RT_TOP/scripts/run-guest.sh" --kernel "${SUITE_KERNEL[$s]}" --module "${MODULE[${SUITE_KERNEL[$s]}]}" \
 		--clients --timeout "$limit" --log "$work/$s.log" \
-		"$RT_TOP/scripts/guest/tests.sh" ${SUITE_ARGS[$s]} \
+		"$RT_TOP/scripts/guest/tests.sh" ${SUITE_ARGS[$s]} RTUN_SLOWDOWN="$slowdown" \
 		$([ "${s#*-}" = runner ] || printf '%s ' "${guest_args[@]}") >"$work/$s.out" 2>&1
 }
 
@@ -328,11 +335,11 @@ account() { # account SUITE RC SECONDS
 		if runner_verdict "$log"; then
 			passed=$((passed + 1))
 			echo "ok - runner names a hung test"
-			row "${SUITE_KERNEL[$s]}" "$s" 1 0 0 "$took" $((2 * SUITE_EXPECT[$s]))
+			row "${SUITE_KERNEL[$s]}" "$s" 1 0 0 "$took" "${SUITE_LIMIT[$s]}"
 		else
 			failed=$((failed + 1))
 			echo "not ok - runner names a hung test"
-			row "${SUITE_KERNEL[$s]}" "$s" 0 1 0 "$took" $((2 * SUITE_EXPECT[$s]))
+			row "${SUITE_KERNEL[$s]}" "$s" 0 1 0 "$took" "${SUITE_LIMIT[$s]}"
 		fi
 		return
 	fi
@@ -350,7 +357,7 @@ account() { # account SUITE RC SECONDS
 		rt_log "suite $s: the guest failed outside its tests (see its console above)"
 		failed=$((failed + 1))
 	fi
-	row "${SUITE_KERNEL[$s]}" "$s" "$gp" "$gf" "$gs" "$took" $((2 * SUITE_EXPECT[$s]))
+	row "${SUITE_KERNEL[$s]}" "$s" "$gp" "$gf" "$gs" "$took" "${SUITE_LIMIT[$s]}"
 }
 
 while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
@@ -371,7 +378,7 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
 		done
 		pending=("${rest[@]}")
 		[ -n "$next" ] || break
-		rt_log "suite $next starts (${SUITE_KERNEL[$next]} kernel, limit $((2 * SUITE_EXPECT[$next])) s)"
+		rt_log "suite $next starts (${SUITE_KERNEL[$next]} kernel, limit ${SUITE_LIMIT[$next]} s)"
 		start_job "$next" suite_job "$next"
 	done
 	[ ${#RUNNING[@]} -gt 0 ] || break
