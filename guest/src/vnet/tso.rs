@@ -168,10 +168,23 @@ pub fn t_vnet_tso6_read(n: Node) -> TestResult {
 /// without ECN cannot carry CWR on one segment only): no GSO on the CWR
 /// segment.
 pub fn t_vnet_tso_ecn_read(n: Node) -> TestResult {
-    let old = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_ecn").map_err(|e| e.to_string())?;
-    write_file("/proc/sys/net/ipv4/tcp_ecn", "1")?;
+    const ECN: &str = "/proc/sys/net/ipv4/tcp_ecn";
+    // The sender's retransmission timeout, 10 s at least while the test
+    // runs: its RTT sample is the SYN-ACK's (microseconds), so its RTO
+    // would be the 200 ms floor, and a slow or loaded host (this test
+    // plays the peer from user space) can take that long to ACK the first
+    // flight. A retransmission puts the sender in loss recovery, where it
+    // sends no new data, so no CWR segment, until more ACKs come: the test
+    // failed so on a host 2.5x slower than usual ("no such TCP segment
+    // within 3s", C tun's turn). The sockets read it when created.
+    const RTO_MIN: &str = "/proc/sys/net/ipv4/tcp_rto_min_us";
+    let old = std::fs::read_to_string(ECN).map_err(|e| e.to_string())?;
+    let old_rto = std::fs::read_to_string(RTO_MIN).map_err(|e| e.to_string())?;
+    write_file(ECN, "1")?;
+    write_file(RTO_MIN, "10000000")?;
     let r = tso_ecn_read(n);
-    write_file("/proc/sys/net/ipv4/tcp_ecn", old.trim())?;
+    write_file(RTO_MIN, old_rto.trim())?;
+    write_file(ECN, old.trim())?;
     r
 }
 
