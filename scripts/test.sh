@@ -153,6 +153,9 @@ trap 'rm -rf "$work"' EXIT
 t_start=$SECONDS
 passed=0 failed=0 skipped=0
 table=()
+# What failed, one line each, printed again just above the closing table:
+# a CI log that keeps only its tail still names every failure.
+fails=()
 row() { table+=("$(printf '%-10s %-14s %6s %6s %7s %8s %8s' "$@")"); }
 
 step() { # step NAME COMMAND...: a host-side check counted as one test
@@ -165,6 +168,7 @@ step() { # step NAME COMMAND...: a host-side check counted as one test
 		row host "$name" 1 0 0 $((SECONDS - t0)) -
 	else
 		failed=$((failed + 1))
+		fails+=("host $name")
 		echo "not ok - host $name"
 		row host "$name" 0 1 0 $((SECONDS - t0)) -
 	fi
@@ -182,6 +186,11 @@ finish() {
 		killtree "$p"
 	done
 	wait
+	if [ ${#fails[@]} -gt 0 ]; then
+		echo "# what failed (${#fails[@]}; each suite's console is above):"
+		for r in "${fails[@]:0:40}"; do echo "# - $r"; done
+		[ ${#fails[@]} -le 40 ] || echo "# - ... $((${#fails[@]} - 40)) more"
+	fi
 	echo "# time per kernel and suite (s; limit: the suite's QEMU limit):"
 	printf '# %-10s %-14s %6s %6s %7s %8s %8s\n' kernel suite passed failed skipped time limit
 	local r
@@ -323,6 +332,17 @@ runner_verdict() { # runner_verdict LOG
 	rt_log "runner: the hung test was named after $took s (timeout 20 s)"
 }
 
+# A guest that failed outside its tests: run-guest.sh's verdict (a splat,
+# QEMU's limit, the script's exit) and the console's last kernel lines.
+outside_tests() { # outside_tests SUITE
+	local l
+	while IFS= read -r l; do fails+=("$1: $l"); done < <(
+		grep -E '^\[run-guest.sh .*(FAIL|limit|splat)' "$work/$1.out" | tail -3
+		grep -nE '(^|\] )(WARNING:|BUG:|Oops|Kernel panic|kernel BUG|general protection fault|KASAN:|INFO: task .* blocked|unregister_netdevice: waiting|ref_tracker: )' \
+			"$work/$1.log" | head -3 | cut -c1-200
+		echo "console's last line: $(grep -v '^$' "$work/$1.log" | tail -1 | cut -c1-160)")
+}
+
 # Counts a finished suite: its tests, and one failure more for a guest that
 # did not finish its plan or failed outside the tests (a kernel splat,
 # kmemleak, a verdict, QEMU's limit).
@@ -338,6 +358,7 @@ account() { # account SUITE RC SECONDS
 			row "${SUITE_KERNEL[$s]}" "$s" 1 0 0 "$took" "${SUITE_LIMIT[$s]}"
 		else
 			failed=$((failed + 1))
+			fails+=("$s: the runner did not name the hung test")
 			echo "not ok - runner names a hung test"
 			row "${SUITE_KERNEL[$s]}" "$s" 0 1 0 "$took" "${SUITE_LIMIT[$s]}"
 		fi
@@ -350,12 +371,21 @@ account() { # account SUITE RC SECONDS
 	passed=$((passed + gp))
 	skipped=$((skipped + gs))
 	failed=$((failed + gf))
+	# Each failed test with the last diagnostic line the runner printed
+	# before its verdict.
+	while IFS= read -r l; do fails+=("$s: $l"); done < <(awk '
+		/^# / && !/^# duration / { diag = substr($0, 3) }
+		/^ok [0-9]+ / { diag = "" }
+		/^not ok [0-9]+ / { print $0 (diag == "" ? "" : " -- " substr(diag, 1, 160)); diag = "" }' "$log")
 	if [ "${plan:-0}" = 0 ] || [ $((gp + gs + gf)) != "${plan:-0}" ]; then
 		rt_log "suite $s ran $((gp + gs + gf)) of ${plan:-?} planned tests"
 		failed=$((failed + 1))
+		fails+=("$s: ran $((gp + gs + gf)) of ${plan:-?} planned tests; the last verdict: $(grep -E '^(not )?ok [0-9]+ ' "$log" | tail -1)")
+		outside_tests "$s"
 	elif [ "$grc" != 0 ] && [ "$gf" = 0 ]; then
 		rt_log "suite $s: the guest failed outside its tests (see its console above)"
 		failed=$((failed + 1))
+		outside_tests "$s"
 	fi
 	row "${SUITE_KERNEL[$s]}" "$s" "$gp" "$gf" "$gs" "$took" "${SUITE_LIMIT[$s]}"
 }
