@@ -338,7 +338,7 @@ outside_tests() { # outside_tests SUITE
 	local l
 	while IFS= read -r l; do fails+=("$1: $l"); done < <(
 		grep -E '^\[run-guest.sh .*(FAIL|limit|splat)' "$work/$1.out" | tail -3
-		grep -nE '(^|\] )(WARNING:|BUG:|Oops|Kernel panic|kernel BUG|general protection fault|KASAN:|INFO: task .* blocked|unregister_netdevice: waiting|ref_tracker: )' \
+		grep -nE '(^|\] )(WARNING:|BUG:|Oops|Kernel panic|kernel BUG|general protection fault|KASAN:|INFO: task .* blocked|unregister_netdevice: waiting|ref_tracker: |invoked oom-killer|Out of memory)' \
 			"$work/$1.log" | head -3 | cut -c1-200
 		echo "console's last line: $(grep -v '^$' "$work/$1.log" | tail -1 | cut -c1-160)")
 }
