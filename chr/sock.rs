@@ -58,15 +58,15 @@ fn tun_sendmsg(tfile: &TunFile, m: &mut MsgHdr<'_>, total_len: usize) -> Result<
             // flow of a device (several queues) is recorded outside them,
             // as a write's is: it allocates the flow table's entries, which
             // may sleep (tun.c allocates each flow with GFP_ATOMIC there).
-            let n = batch.len();
-            let mut batch = batch.enumerate();
+            let mut batch = batch;
             loop {
                 let bh = sys::BhDisabled::new();
                 let rcu = rcu::read_lock();
                 let mut rxhash = 0;
-                for (i, xdp) in batch.by_ref() {
+                while let Some(xdp) = batch.next() {
+                    let more = batch.remaining() != 0;
                     // As tun.c, a buffer's failure is its own (counted there).
-                    if let Ok(h @ 1..) = tun_xdp_one(&dev, tfile, xdp, i + 1 < n, &bh) {
+                    if let Ok(h @ 1..) = tun_xdp_one(&dev, tfile, xdp, more, &bh) {
                         // Once the table's entries exist, recording a flow
                         // allocates nothing and stays in the section.
                         if dev.priv_().flows.has_pool() {
@@ -108,7 +108,12 @@ fn tun_xdp_one(
 ) -> Result<u32> {
     let tun = dev.priv_();
     let datasize = xdp.len();
-    let features = tun_vnet_hdr_guest_features(tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize);
+    // 6.12 has no UDP tunnel GSO: no header size to read per packet.
+    let features = if sys::compat::HAS_UDP_TUNNEL_GSO {
+        tun_vnet_hdr_guest_features(tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize)
+    } else {
+        0
+    };
     // The header stays in the buffer, which the skb takes over: copied
     // out before (a `VnetHdr` is small and `Copy`).
     let gso = xdp.vnet_hdr();
@@ -123,8 +128,11 @@ fn tun_xdp_one(
         tun.stats.rx_frame_errors_inc();
         return Err(EINVAL);
     }
-    frame.set_dev(dev);
+    // As each kernel's tun.c: 7.3 sets `skb->dev` before the header (its
+    // GSO checks read the device's header_ops), 6.12 leaves it to
+    // `eth_type_trans()`.
     if sys::compat::VNET_AFTER_NETWORK_HEADER {
+        frame.set_dev(dev);
         frame.set_l2_network_header();
         if frame.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err() {
             tun.stats.rx_frame_errors_inc();
@@ -134,10 +142,12 @@ fn tun_xdp_one(
     let mut skb = frame.eth_type_trans(dev);
     skb.reset_network_probe_transport();
     let queue_index = tfile.queue_index.load(Ordering::Relaxed);
-    if u32::from(queue_index) < tun.numqueues.load(Ordering::Acquire) {
+    // One read of the queue count for both uses (as tun.c's plain reads).
+    let numqueues = tun.numqueues.load(Ordering::Acquire);
+    if u32::from(queue_index) < numqueues {
         skb.record_rx_queue(queue_index);
     }
-    let rxhash = if tun.numqueues() > 1 && !tfile.detached.is_set() {
+    let rxhash = if numqueues > 1 && !tfile.detached.is_set() {
         skb.hash_symmetric()
     } else {
         0

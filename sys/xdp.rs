@@ -11,7 +11,6 @@ use super::netdev::device::NetDevice;
 use super::skb::SkBuff;
 use super::vnet::VnetHdr;
 use crate::bindings;
-use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::prelude::*;
 
@@ -19,50 +18,46 @@ use kernel::prelude::*;
 ///
 /// # Invariants
 ///
-/// `bufs` points to `num` live `xdp_buff`s as `vhost_net_build_xdp()`
-/// fills them, each owning one page reference; `next` counts those handed
-/// out; the rest are released on drop.
+/// `bufs` yields live `xdp_buff`s as `vhost_net_build_xdp()` fills them,
+/// each owning one page reference; those not yielded yet are released on
+/// drop. (A slice iterator: one pointer compare per buffer, and what is
+/// left is known without a counter of its own.)
 pub(crate) struct XdpBatch<'a> {
-    bufs: *mut bindings::xdp_buff,
-    num: usize,
-    next: usize,
-    _p: PhantomData<&'a mut bindings::xdp_buff>,
+    bufs: core::slice::Iter<'a, bindings::xdp_buff>,
 }
 
 impl XdpBatch<'_> {
     /// # Safety
     ///
     /// `bufs` points to `num` `xdp_buff`s as described in the type
-    /// invariants, handed over for the batch's life.
+    /// invariants, handed over for the batch's life (read only: the skb
+    /// built around one takes its page, not the `xdp_buff`).
     pub(super) unsafe fn new(bufs: *mut bindings::xdp_buff, num: usize) -> Self {
-        let num = if bufs.is_null() { 0 } else { num };
+        let bufs: &[bindings::xdp_buff] = if bufs.is_null() || num == 0 {
+            &[]
+        } else {
+            // SAFETY: `num` initialised `xdp_buff`s at `bufs`, live and not
+            // written by anyone else for the batch's life (the caller).
+            unsafe { core::slice::from_raw_parts(bufs, num) }
+        };
         // INVARIANT: As the caller guarantees.
-        Self {
-            bufs,
-            num,
-            next: 0,
-            _p: PhantomData,
-        }
+        Self { bufs: bufs.iter() }
     }
 
-    /// How many buffers the batch has.
-    pub(crate) fn len(&self) -> usize {
-        self.num
+    /// How many buffers are left to hand out.
+    #[inline]
+    pub(crate) fn remaining(&self) -> usize {
+        self.bufs.len()
     }
 }
 
 impl<'a> Iterator for XdpBatch<'a> {
     type Item = XdpBuff<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<XdpBuff<'a>> {
-        if self.next == self.num {
-            return None;
-        }
-        // SAFETY: Within the array (type invariants); not handed out yet.
-        let b = unsafe { &*self.bufs.add(self.next) };
-        self.next += 1;
         // INVARIANT: Its page reference goes with it.
-        Some(XdpBuff(b))
+        self.bufs.next().map(XdpBuff)
     }
 }
 
