@@ -52,13 +52,12 @@ impl sys::vhost::TunFileExports for TunChr {
 fn tun_sendmsg(tfile: &TunFile, m: &mut MsgHdr<'_>, total_len: usize) -> Result<usize> {
     let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
     match m.tun_ctl() {
-        TunMsgCtl::XdpBatch(batch) => {
+        TunMsgCtl::XdpBatch(mut batch) => {
             // As tun.c, bottom halves off and an RCU read section across
             // the batch, not per packet. Deliberate difference: the first
             // flow of a device (several queues) is recorded outside them,
             // as a write's is: it allocates the flow table's entries, which
             // may sleep (tun.c allocates each flow with GFP_ATOMIC there).
-            let mut batch = batch;
             loop {
                 let bh = sys::BhDisabled::new();
                 let rcu = rcu::read_lock();

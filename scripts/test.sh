@@ -333,13 +333,16 @@ runner_verdict() { # runner_verdict LOG
 }
 
 # A guest that failed outside its tests: run-guest.sh's verdict (a splat,
-# QEMU's limit, the script's exit) and the console's last kernel lines.
+# QEMU's limit, the script's exit) with the first splat lines it printed
+# after "kernel problems" (its own pattern, not a copy), an OOM (which it
+# does not count), and the console's last line.
 outside_tests() { # outside_tests SUITE
 	local l
 	while IFS= read -r l; do fails+=("$1: $l"); done < <(
-		grep -E '^\[run-guest.sh .*(FAIL|limit|splat)' "$work/$1.out" | tail -3
-		grep -nE '(^|\] )(WARNING:|BUG:|Oops|Kernel panic|kernel BUG|general protection fault|KASAN:|INFO: task .* blocked|unregister_netdevice: waiting|ref_tracker: |invoked oom-killer|Out of memory)' \
-			"$work/$1.log" | head -3 | cut -c1-200
+		grep -E '^\[run-guest.sh .*FAIL' "$work/$1.out" | tail -3
+		sed -n '/^\[run-guest.sh .*FAIL: kernel problems/,/^\[run-guest.sh/{/^\[run-guest.sh/!p}' "$work/$1.out" |
+			head -3 | cut -c1-200
+		grep -nE 'invoked oom-killer|Out of memory' "$work/$1.log" | head -1 | cut -c1-200
 		echo "console's last line: $(grep -v '^$' "$work/$1.log" | tail -1 | cut -c1-160)")
 }
 
