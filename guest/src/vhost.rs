@@ -757,7 +757,19 @@ fn vhost_net_bp_on(n: Node) -> TestResult {
         // SAFETY: The device wrote `len` bytes into this slot's buffer and
         // gave it back.
         let got = unsafe { std::slice::from_raw_parts(vh.buf.at(slot * 2048), len as usize) };
-        check!(len as usize == HDR_LEN + f.len() && got[HDR_LEN..] == f[..], "frame {i}: {len} bytes, not the frame sent");
+        if len as usize != HDR_LEN + f.len() || got[HDR_LEN..] != f[..] {
+            // Which frame came instead, if any: a lost, repeated or
+            // reordered frame, or data no frame had (a freed buffer).
+            let which = match sent.iter().position(|s| got.get(HDR_LEN..) == Some(&s[..])) {
+                Some(k) => format!("frame {k} instead"),
+                None => match got.get(HDR_LEN..).and_then(|g| g.iter().zip(f).position(|(a, b)| a != b)) {
+                    Some(at) => format!("no frame sent: byte {at} differs from the frame's"),
+                    None => "no frame sent".to_string(),
+                },
+            };
+            let dropped = std::fs::read_to_string(format!("/sys/class/net/{name}/statistics/tx_dropped")).unwrap_or_default();
+            return Err(format!("frame {i}: {len} bytes, {which} (tx_dropped {})", dropped.trim()));
+        }
         vh.rx.add(bufs[slot].0, 2048, true)?;
     }
     let dropped = std::fs::read_to_string(format!("/sys/class/net/{name}/statistics/tx_dropped")).map_err(|e| e.to_string())?;
