@@ -20,6 +20,17 @@ if [ -f "$tarball" ]; then
 	echo "$tarball"
 	exit 0
 fi
+# One fetch at a time: test.sh builds several kernels of one series at once,
+# and two apt-get updates in one lists directory (no apt lock: not ours to
+# take) pull each other's files out of lists/partial ("Failed to stat",
+# seen on a fresh machine). The second caller waits and finds the tarball.
+mkdir -p "$RT_CACHE"
+exec 9>"$RT_CACHE/src-$series.lock"
+flock 9
+if [ -f "$tarball" ]; then
+	echo "$tarball"
+	exit 0
+fi
 
 apt_dir=$RT_CACHE/apt-$suite
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
