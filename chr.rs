@@ -182,7 +182,10 @@ fn __tun_wake_queue(dev: &TunDev, tfile: &TunFile, ring: &mut RingConsumer<'_>, 
 }
 
 /// 7.3's `tun_ring_consume()`: `ptr_ring_consume()`, and with a packet
-/// taken, `__tun_wake_queue()` under the same consumer lock.
+/// taken, `__tun_wake_queue()` under the same consumer lock. Inlined into
+/// its two callers, as tun.c's `ptr_ring_consume()` is into
+/// `tun_ring_recv()`.
+#[inline(always)]
 fn tun_ring_consume(dev: &TunDev, tfile: &TunFile) -> Option<SkBuff> {
     let mut ring = tfile.ring.lock_consumer();
     let skb = ring.consume();
