@@ -93,6 +93,7 @@ pub(crate) fn __tun_vnet_hdr_get(
 /// count, so `iov_iter_zero()` zeroes all the room left and falls short
 /// ("drop the packet if the configured header size is too small WRT the
 /// enabled offloads").
+#[inline(always)]
 pub(crate) fn __tun_vnet_hdr_put(
     sz: usize,
     features: u64,
