@@ -233,6 +233,13 @@ pub fn wait_gone(path: &str, timeout: Duration) -> bool {
     true
 }
 
+/// Whether to keep tun.ko out of its own `IFF_NAPI_FRAGS` use-after-free
+/// (the C node, unless `RTUN_TUN_UAF=1` asks for the upstream report's
+/// reproducer): it corrupts memory where no KASAN catches it.
+fn tun_uaf_guarded(n: &Node) -> bool {
+    n.label == "tun" && std::env::var("RTUN_TUN_UAF").as_deref() != Ok("1")
+}
+
 /// Issue 18, bug 1: an `IFF_NAPI_FRAGS` write whose second segment faults
 /// (slowly: userfaultfd) while the device is deleted. The delete runs the
 /// device's `ndo_uninit` (the NAPI context's `__netif_napi_del()`, which
@@ -252,7 +259,7 @@ pub fn wait_gone(path: &str, timeout: Duration) -> bool {
 /// in `netlink_ack()`). By hand: `RTUN_TUN_UAF=1` with the filter
 /// `napi_frags_delete_during_write`, on the debug kernel.
 pub fn t_napi_frags_delete_during_write(n: Node) -> TestResult {
-    if n.label == "tun" && std::env::var("RTUN_TUN_UAF").as_deref() != Ok("1") {
+    if tun_uaf_guarded(&n) {
         skip!("tun.c's own use-after-free (the upstream report): it corrupts memory; RTUN_TUN_UAF=1 runs it");
     }
     let slow = SlowPage::new()?;
@@ -315,7 +322,7 @@ pub fn t_napi_frags_delete_during_write(n: Node) -> TestResult {
 /// only; `RTUN_TUN_UAF=1` runs all four, as for
 /// `napi_frags_delete_during_write`. rust_tun runs all four everywhere.
 pub fn t_delete_under_writers(n: Node) -> TestResult {
-    let tun_uaf = n.label == "tun" && std::env::var("RTUN_TUN_UAF").as_deref() != Ok("1");
+    let tun_uaf = tun_uaf_guarded(&n);
     if tun_uaf {
         println!("# C tun: the IFF_NAPI_FRAGS rounds are tun.c's own use-after-free (RTUN_TUN_UAF=1 runs them)");
     }
