@@ -16,14 +16,11 @@ version=$(rt_source_version "$series")
 suite=$(rt_source_suite "$series")
 dst=$RT_CACHE/src/linux-source-${series}_$version
 tarball=$dst/usr/src/linux-source-$series.tar.xz
-if [ -f "$tarball" ]; then
-	echo "$tarball"
-	exit 0
-fi
-# One fetch at a time: test.sh builds several kernels of one series at once,
-# and two apt-get updates in one lists directory (no apt lock: not ours to
-# take) pull each other's files out of lists/partial ("Failed to stat",
-# seen on a fresh machine). The second caller waits and finds the tarball.
+# One fetch at a time (as build-kernel.sh builds): test.sh builds several
+# kernels of one series at once, and two apt-get updates in one lists
+# directory (no apt lock: not ours to take) pull each other's files out of
+# lists/partial ("Failed to stat", seen on a fresh machine). The second
+# caller waits and finds the tarball.
 mkdir -p "$RT_CACHE"
 exec 9>"$RT_CACHE/src-$series.lock"
 flock 9
