@@ -146,10 +146,19 @@ pub fn module_files(devs: &[&str]) -> Vec<String> {
 
 /// Reads `path` to its end in `chunk`-byte reads; errors are the
 /// expected kinds (the file went away, is write-only, is busy).
+///
+/// A sysfs file whose kernfs node is deactivated but not yet unlinked
+/// opens with `ENODEV` (kernfs_fop_open's failed kernfs_get_active(), any
+/// driver): the stress run's `rx-3`/`tx-3` directories go each time queue
+/// 3 detaches (net-sysfs.c's net_rx_queue_update_kobjects()), and a
+/// reader that listed them just before gets that (seen on 7.3-debian,
+/// stress seed 10).
 pub fn read_file_checked(path: &str, chunk: usize) -> Result<usize, String> {
     let f = match std::fs::File::open(path) {
         Ok(f) => f,
-        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EACCES | libc::EPERM | libc::ENXIO)) => return Ok(0),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENODEV | libc::EACCES | libc::EPERM | libc::ENXIO)) => {
+            return Ok(0)
+        }
         Err(e) => return Err(format!("open {path}: {e}")),
     };
     let mut buf = vec![0u8; chunk.max(1)];
