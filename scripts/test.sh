@@ -42,9 +42,12 @@
 # test the kernel's code, not ours. Tests of rust_tun that compare against
 # tun (fuzz_vs_tun, dropin_conflicts) run everywhere.
 #
-# Two suites run at once (each guest is one single-threaded TCG vCPU
-# thread, and this machine kind has two cores); a kernel that is not built
-# yet is built while the default test kernel's suites run. Each suite's
+# Three jobs run at once (RTUN_JOBS; a job is a suite's guest, or the
+# build of the kernels not built yet, which runs while the default test
+# kernel's suites run). Each guest is one single-threaded TCG vCPU thread
+# and this machine kind has two cores, but a guest mostly waits (its
+# tests' sleeps, timeouts and timers): with two at once the cores were
+# 35 % busy on 2026-12-06 (README, Budgets), so a third fits. Each suite's
 # QEMU limit is twice its expected time (NAME_EXPECT below, measured on
 # this machine kind: README), scaled by how much slower this host is; each
 # test has its own timeout in the guest (tests.sh), scaled the same way.
@@ -63,6 +66,8 @@
 #                RTUN_FUZZ_ITERS, RTUN_TEST_TIMEOUT (seconds per test)
 #   FILTER       only the guest tests whose name contains it (or one of its
 #                comma-separated parts)
+# In the environment: RTUN_JOBS=N jobs at once (default 3; 2 was the rule
+# until 2026-12-06).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -76,6 +81,8 @@ default_suites() { # default_suites [SERIES]: the default suites (of one series)
 	done
 }
 only_series= suite_arg= quick=0
+jobs=${RTUN_JOBS:-3}
+[[ $jobs =~ ^[1-9]$ ]] || rt_die "RTUN_JOBS must be 1 to 9, not '$jobs'"
 host_checks=1
 guest_args=()
 while [ $# -gt 0 ]; do
@@ -239,7 +246,7 @@ prepare_kernel() { # prepare_kernel KERNEL: kernel, module, clients (a job)
 	fi
 	bash "$RT_TOP/scripts/build-clients.sh" "$kd" >/dev/null
 }
-# The scheduler: two jobs at once; the first pending job whose kernel is
+# The scheduler: $jobs jobs at once; the first pending job whose kernel is
 # ready starts (the list is longest first); the other kernels are built by
 # a job of their own, one after another, beside the main test kernel's
 # host checks and suites.
@@ -396,7 +403,7 @@ account() { # account SUITE RC SECONDS
 }
 
 while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
-	while [ ${#RUNNING[@]} -lt 2 ]; do
+	while [ ${#RUNNING[@]} -lt "$jobs" ]; do
 		next= rest=()
 		for s in "${pending[@]}"; do
 			k=${SUITE_KERNEL[$s]}

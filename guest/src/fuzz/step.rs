@@ -115,6 +115,9 @@ pub fn step(w: &Mutex<World>, node: &str, rng: &mut Rng) -> (String, Result<i64,
                 }
                 _ => fd_write(fd, &p).map(|n| n as i64),
             };
+            if !chaos {
+                settle_stack();
+            }
             let bytes = if std::env::var("RTUN_FUZZ_TRACE").is_ok() { format!(" {p:02x?}") } else { String::new() };
             (format!("write {} bytes ({what}) to {}{bytes}", p.len(), DEVS[q.dev].suffix), r, what.starts_with("oversized"))
         }
