@@ -266,7 +266,7 @@ start_job() { # start_job NAME COMMAND...
 }
 # Each kernel ready (or broken) wakes the scheduler (SIGUSR1 interrupts its
 # `wait -n`): without it the debug suites waited for Debian's and 6.12's
-# builds whenever no suite was running to end and wake it (about 12 idle
+# builds whenever no suite was running to end and wake it (about 13 idle
 # minutes on a fresh machine, 2026-12-06).
 main_pid=$$
 trap ':' USR1
