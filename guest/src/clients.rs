@@ -25,7 +25,7 @@ pub fn t_clients(n: Node) -> TestResult {
         .args([SMOKE, "RTUN_NOLOAD=1", "RTUN_STRACE=0", driver])
         .output()
         .map_err(|e| format!("{SMOKE}: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text = output_text(&out);
     let results: Vec<&str> = text.lines().filter(|l| l.starts_with("CLIENT ")).collect();
     for l in &results {
         println!("# {l}");

@@ -40,6 +40,13 @@ pub fn errname(e: i32) -> &'static str {
     }
 }
 
+/// A finished subcommand's stdout followed by its stderr, as one text
+/// (what a test reports or searches; the subcommands print their results
+/// on stdout and their diagnostics on stderr).
+pub fn output_text(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
 /// Runs a command; Ok(stdout) on exit status 0.
 pub fn sh(cmd: &str) -> Result<String, String> {
     let out = Command::new("/bin/sh")

@@ -9,12 +9,6 @@ pub fn stress_secs() -> u64 {
     std::env::var("RTUN_STRESS_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(10)
 }
 
-/// A subcommand's stdout and stderr, trimmed.
-fn output_text(out: &std::process::Output) -> String {
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    text.trim().to_string()
-}
-
 /// `text` on one line: the suite's summary of failures (scripts/test.sh)
 /// shows a failed test's last diagnostic line, which must carry the cause.
 fn one_line(text: &str) -> String {
@@ -27,7 +21,7 @@ pub fn t_stress(n: Node) -> TestResult {
         .args(["stress", n.path, &seed().to_string(), &stress_secs().to_string()])
         .output()
         .map_err(|e| e.to_string())?;
-    let text = output_text(&out);
+    let text = output_text(&out).trim().to_string();
     println!("# stress: {text}");
     check!(out.status.success(), "stress failed: {}", one_line(&text));
     check!(!link_exists("rt-st0"), "stress device left behind");
@@ -44,7 +38,7 @@ pub fn t_fuzz_diff(_: Node) -> TestResult {
         .args(["fuzz-diff", &seed().to_string(), &iters.to_string()])
         .output()
         .map_err(|e| e.to_string())?;
-    let text = output_text(&out);
+    let text = output_text(&out).trim().to_string();
     println!("# fuzz-diff: {text}");
     check!(out.status.success(), "fuzz-diff: {}", one_line(&text));
     Ok(())
@@ -56,7 +50,7 @@ pub fn t_fuzz(n: Node) -> TestResult {
         .args(["fuzz", n.path, &seed().to_string(), &iters.to_string(), "3"])
         .output()
         .map_err(|e| e.to_string())?;
-    let text = output_text(&out);
+    let text = output_text(&out).trim().to_string();
     println!("# fuzz: {text}");
     check!(out.status.success(), "fuzz failed: {}", one_line(&text));
     // Whatever the fuzzer left (it may have unloaded the module), the

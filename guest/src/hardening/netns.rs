@@ -8,7 +8,7 @@ use super::*;
 /// Runs `rtun ARGS...` and returns its exit code and output.
 pub fn rtun(args: &[&str]) -> Result<(i32, String), String> {
     let out = Command::new("/bin/rtun").args(args).output().map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text = output_text(&out);
     Ok((out.status.code().unwrap_or(-1), text))
 }
 
