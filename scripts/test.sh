@@ -44,7 +44,8 @@
 #
 # Three jobs run at once (RTUN_JOBS; a job is a suite's guest, or the
 # build of the kernels not built yet, which runs while the default test
-# kernel's suites run). Each guest is one single-threaded TCG vCPU thread
+# kernel's suites run; the preparation of Debian's kernel, fetched rather
+# than built, runs beside them and is not counted). Each guest is one single-threaded TCG vCPU thread
 # and this machine kind has two cores, but a guest mostly waits (its
 # tests' sleeps, timeouts and timers): with two at once the cores were
 # 35 % busy on 2026-12-06 (README, Budgets), so a third fits. Each suite's
@@ -251,12 +252,17 @@ prepare_kernel() { # prepare_kernel KERNEL: kernel, module, clients (a job)
 # a job of their own, one after another, beside the main test kernel's
 # host checks and suites.
 pending=("${suites[@]}")
-builds=()
+builds=() debian_build=()
 # The debug kernels first: their suites are the longest, and on a fresh
 # machine the debug kernel's build and suites are the critical path.
+# Debian's kernel is not built but fetched (debootstrap, apt: mostly
+# waits on the network and dpkg), so it is prepared by a job of its own
+# from the start, beside the builds, and takes no suite's place.
 for k in 7.3-debug 6.12-debug 7.3-test 7.3-debian 6.12-test; do
-	[ "$k" = "$main_kernel" ] || ! need_kernel "$k" || builds+=("$k")
+	[ "$k" != "$main_kernel" ] && need_kernel "$k" || continue
+	if [ "${k#*-}" = debian ]; then debian_build+=("$k"); else builds+=("$k"); fi
 done
+declare -A JOB_KERNELS=([build]="${builds[*]}" [debian]="${debian_build[*]}")
 start_job() { # start_job NAME COMMAND...
 	local name=$1
 	shift
@@ -270,9 +276,9 @@ start_job() { # start_job NAME COMMAND...
 # minutes on a fresh machine, 2026-12-06).
 main_pid=$$
 trap ':' USR1
-build_job() {
+build_job() { # build_job KERNEL...: prepared one after another
 	local kernel t
-	for kernel in "${builds[@]}"; do
+	for kernel in "$@"; do
 		t=$SECONDS
 		if prepare_kernel "$kernel" >"$work/build-$kernel.log" 2>&1; then
 			touch "$work/ready-$kernel"
@@ -286,7 +292,14 @@ build_job() {
 # The other kernels build from the start, beside the main test kernel, the
 # host checks and its suites (on a fresh machine they are the longest job,
 # and their suites wait for them).
-[ ${#builds[@]} = 0 ] || start_job build build_job
+[ ${#builds[@]} = 0 ] || start_job build build_job "${builds[@]}"
+[ ${#debian_build[@]} = 0 ] || start_job debian build_job "${debian_build[@]}"
+# The jobs that count against $jobs: the guests and the build job.
+busy_jobs() {
+	local n=0 p
+	for p in "${!RUNNING[@]}"; do [ "${RUNNING[$p]}" = debian ] || n=$((n + 1)); done
+	echo "$n"
+}
 t0=$SECONDS
 kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" "$main_kernel") && [ -d "$kdir" ] ||
 	{ rt_log "no kernel tree: '$kdir'"; failed=$((failed + 1)); finish; }
@@ -410,7 +423,7 @@ account() { # account SUITE RC SECONDS
 }
 
 while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
-	while [ ${#RUNNING[@]} -lt "$jobs" ]; do
+	while [ "$(busy_jobs)" -lt "$jobs" ]; do
 		next= rest=()
 		for s in "${pending[@]}"; do
 			k=${SUITE_KERNEL[$s]}
@@ -439,8 +452,8 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
 	name=${RUNNING[$done_pid]}
 	unset "RUNNING[$done_pid]"
 	took=$((SECONDS - STARTED[$name]))
-	if [ "$name" = build ]; then
-		for k in "${builds[@]}"; do
+	if [ -n "${JOB_KERNELS[$name]+set}" ]; then
+		for k in ${JOB_KERNELS[$name]}; do
 			[ -e "$work/build-$k.time" ] && row "$k" kernel - - - "$(cat "$work/build-$k.time")" -
 		done
 		continue
