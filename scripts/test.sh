@@ -448,7 +448,8 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
 	wait -n -p done_pid
 	rc=$?
 	# A kernel became ready (SIGUSR1), not a job's end: look again.
-	[ -n "$done_pid" ] || continue
+	# (`wait -p` unsets done_pid before it waits: a signal leaves it unset.)
+	[ -n "${done_pid:-}" ] || continue
 	name=${RUNNING[$done_pid]}
 	unset "RUNNING[$done_pid]"
 	took=$((SECONDS - STARTED[$name]))
