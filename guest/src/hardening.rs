@@ -544,7 +544,9 @@ pub fn t_flow_reuse_idle(n: Node) -> TestResult {
     check!(first == 4096, "first fill: {first} flows of 4096 written (in {:?}, life {life:?})", t_fill.elapsed());
     let t0 = Instant::now();
     while dbg_flows("rt-fri")?.0 != 0 {
-        check!(t0.elapsed() < life * 2 + Duration::from_secs(5), "flows did not age out (life {life:?})");
+        // Only a flow that never ages fails here: 2 lives and 5 s were
+        // not enough on a host slowed 2.1x (2026-12-06).
+        check!(t0.elapsed() < life * 4 + Duration::from_secs(30), "flows did not age out (life {life:?})");
         thread::sleep(Duration::from_millis(100));
     }
     // Ample time for a grace period that has been started.
