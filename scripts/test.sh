@@ -266,7 +266,6 @@ for k in 7.3-debug 6.12-debug 7.3-test 7.3-debian 6.12-test; do
 	[ "$k" != "$main_kernel" ] && need_kernel "$k" || continue
 	if [ "${k#*-}" = debian ]; then debian_build+=("$k"); else builds+=("$k"); fi
 done
-declare -A JOB_KERNELS=([build]="${builds[*]}" [debian]="${debian_build[*]}")
 start_job() { # start_job NAME COMMAND...
 	local name=$1
 	shift
@@ -274,34 +273,38 @@ start_job() { # start_job NAME COMMAND...
 	RUNNING[$!]=$name
 	STARTED[$name]=$SECONDS
 }
-# Each kernel ready (or broken) wakes the scheduler (SIGUSR1 interrupts its
-# `wait -n`): without it the debug suites waited for Debian's and 6.12's
-# builds whenever no suite was running to end and wake it (about 13 idle
-# minutes on a fresh machine, 2026-12-06).
-main_pid=$$
-trap ':' USR1
-build_job() { # build_job KERNEL...: prepared one after another
-	local kernel t
-	for kernel in "$@"; do
-		t=$SECONDS
-		if prepare_kernel "$kernel" >"$work/build-$kernel.log" 2>&1; then
-			touch "$work/ready-$kernel"
-			echo "$((SECONDS - t))" >"$work/build-$kernel.time"
-		else
-			touch "$work/broken-$kernel"
-		fi
-		kill -USR1 "$main_pid"
-	done
+# Each kernel is prepared by a job of its own (named build:KERNEL), so
+# that the end of the job is the kernel being ready (or broken) and
+# wakes the scheduler's `wait -n`. The builds run one after another: the
+# scheduler starts the next when one ends. (Until 2026-12-06 one job built
+# them all and woke the scheduler with SIGUSR1 after each; a signal that
+# interrupts `wait -n -p` leaves the variable unset, and one that comes
+# as a job ends can lose or repeat that job's report: the scheduler died
+# on both, in the runs of a5bff65 and 15e7f6f.)
+build_one() { # build_one KERNEL
+	local kernel=$1 t=$SECONDS
+	if prepare_kernel "$kernel" >"$work/build-$kernel.log" 2>&1; then
+		touch "$work/ready-$kernel"
+		echo "$((SECONDS - t))" >"$work/build-$kernel.time"
+	else
+		touch "$work/broken-$kernel"
+	fi
+}
+build_next() { # start the next kernel's build, if any
+	[ ${#builds[@]} -gt 0 ] || return 0
+	start_job "build:${builds[0]}" build_one "${builds[0]}"
+	builds=("${builds[@]:1}")
 }
 # The other kernels build from the start, beside the main test kernel, the
 # host checks and its suites (on a fresh machine they are the longest job,
 # and their suites wait for them).
-[ ${#builds[@]} = 0 ] || start_job build build_job "${builds[@]}"
-[ ${#debian_build[@]} = 0 ] || start_job debian build_job "${debian_build[@]}"
-# The jobs that count against $jobs: the guests and the build job.
+build_next
+[ ${#debian_build[@]} = 0 ] || start_job "build:${debian_build[0]}" build_one "${debian_build[0]}"
+# The jobs that count against $jobs: the guests and the kernel builds
+# (Debian's preparation runs beside them).
 busy_jobs() {
 	local n=0 p
-	for p in "${!RUNNING[@]}"; do [ "${RUNNING[$p]}" = debian ] || n=$((n + 1)); done
+	for p in "${!RUNNING[@]}"; do [[ ${RUNNING[$p]} == build:*-debian ]] || n=$((n + 1)); done
 	echo "$n"
 }
 t0=$SECONDS
@@ -451,16 +454,21 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
 	done_pid=
 	wait -n -p done_pid
 	rc=$?
-	# A kernel became ready (SIGUSR1), not a job's end: look again.
-	# (`wait -p` unsets done_pid before it waits: a signal leaves it unset.)
-	[ -n "${done_pid:-}" ] || continue
+	# Only our jobs are reported (nothing else runs in the background);
+	# anything else would be a bug, named rather than followed.
+	if [ -z "${done_pid:-}" ] || [ -z "${RUNNING[$done_pid]+set}" ]; then
+		rt_log "scheduler: wait -n returned $rc for '${done_pid:-}', not a running job"
+		failed=$((failed + 1))
+		fails+=("scheduler: wait -n returned $rc for '${done_pid:-}', not a running job")
+		break
+	fi
 	name=${RUNNING[$done_pid]}
 	unset "RUNNING[$done_pid]"
 	took=$((SECONDS - STARTED[$name]))
-	if [ -n "${JOB_KERNELS[$name]+set}" ]; then
-		for k in ${JOB_KERNELS[$name]}; do
-			[ -e "$work/build-$k.time" ] && row "$k" kernel - - - "$(cat "$work/build-$k.time")" -
-		done
+	if [[ $name == build:* ]]; then
+		k=${name#build:}
+		[ -e "$work/build-$k.time" ] && row "$k" kernel - - - "$(cat "$work/build-$k.time")" -
+		[[ $k == *-debian ]] || build_next
 		continue
 	fi
 	rt_log "suite $name ended (rc $rc) after $took s"
