@@ -26,6 +26,7 @@ shift
 	rt_die "FACTOR must be a number from 1 to 20, not '$factor'"
 period=10000
 quota=$(awk -v f="$factor" -v n="$(nproc)" -v p=$period 'BEGIN { printf "%d", n * p / f }')
+slowdown=$(awk -v f="$factor" 'BEGIN { printf "%d", 100 * f }')
 name=rust-tun-slowed.$$
 if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
 	# cgroup v2: the cpu controller must be enabled for the children.
@@ -44,8 +45,8 @@ else
 	rt_die "no cgroup cpu controller (v1 or v2) under /sys/fs/cgroup"
 fi
 trap 'rmdir "$cg" 2>/dev/null || true' EXIT
-rt_log "capped at $quota us per $period us ($(nproc) cores / $factor); RUST_TUN_SLOWDOWN=$(awk -v f="$factor" 'BEGIN { printf "%d", 100 * f }')"
+rt_log "capped at $quota us per $period us ($(nproc) cores / $factor); RUST_TUN_SLOWDOWN=$slowdown"
 # Into the cgroup, then the command as a child (the trap removes the
 # cgroup once it and everything it started have ended).
-RUST_TUN_SLOWDOWN=$(awk -v f="$factor" 'BEGIN { printf "%d", 100 * f }') \
+RUST_TUN_SLOWDOWN=$slowdown \
 	bash -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' slowed "$cg" "$@"

@@ -45,8 +45,9 @@
 # Three jobs run at once (RTUN_JOBS; a job is a suite's guest, or the
 # build of the kernels not built yet, which runs while the default test
 # kernel's suites run; the preparation of Debian's kernel, fetched rather
-# than built, runs beside them as a job of its own and is not counted). Each guest is one single-threaded TCG vCPU thread
-# and this machine kind has two cores, but a guest mostly waits (its
+# than built, runs beside them as a job of its own and is not counted).
+# Each guest is one single-threaded TCG vCPU thread and this machine kind
+# has two cores, but a guest mostly waits (its
 # tests' sleeps, timeouts and timers): with two at once the cores were
 # 35 % busy on 2026-12-06 (README, Budgets), so a third fits. Each suite's
 # QEMU limit is twice its expected time (NAME_EXPECT below, measured on
@@ -249,7 +250,7 @@ prepare_kernel() { # prepare_kernel KERNEL: kernel, module, clients (a job)
 }
 # The scheduler: $jobs jobs at once; the first pending job whose kernel is
 # ready starts (the list is longest first); the other kernels are built by
-# a job of their own, one after another, beside the main test kernel's
+# jobs of their own, one after another, beside the main test kernel's
 # host checks and suites.
 pending=("${suites[@]}")
 builds=() debian_build=()
@@ -278,9 +279,9 @@ start_job() { # start_job NAME COMMAND...
 # wakes the scheduler's `wait -n`. The builds run one after another: the
 # scheduler starts the next when one ends. (Until 2026-12-06 one job built
 # them all and woke the scheduler with SIGUSR1 after each; a signal that
-# interrupts `wait -n -p` leaves the variable unset, and one that comes
-# as a job ends can lose or repeat that job's report: the scheduler died
-# on both, in the runs of a5bff65 and 15e7f6f.)
+# interrupts `wait -n -p` leaves the variable unset, and with the signals
+# `wait -n` once reported a pid that was no longer a running job: the
+# scheduler died of each, in the runs of 64a04b8 and 15e7f6f.)
 build_one() { # build_one KERNEL
 	local kernel=$1 t=$SECONDS
 	if prepare_kernel "$kernel" >"$work/build-$kernel.log" 2>&1; then
@@ -451,7 +452,6 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
 		start_job "$next" suite_job "$next"
 	done
 	[ ${#RUNNING[@]} -gt 0 ] || break
-	done_pid=
 	wait -n -p done_pid
 	rc=$?
 	# Only our jobs are reported (nothing else runs in the background);
