@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Misuses of the unsafe layer that must not compile: each case is built
-//! alone by `scripts/compile-fail.sh` (`make RTUN_COMPILE_FAIL=<case>`),
-//! which passes only if rustc rejects it with the error named beside the
-//! case. They are the soundness rules of `sys/` written as code: a
+//! Misuses of the unsafe layer that must not compile: `scripts/compile-fail.sh`
+//! builds every case at once (`make RTUN_COMPILE_FAIL="<case> ..."`) and
+//! passes only if rustc rejects each case, within the case's own lines,
+//! with the error named beside it. They are the soundness rules of `sys/` written as code: a
 //! reference read out of an rtnl-protected slot cannot outlive a
 //! replacement of the slot, a device found under rtnl cannot leave the
 //! lock's section, rtnl-locked data is never shared and mutable at once,
