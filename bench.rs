@@ -14,22 +14,20 @@ use crate::sys::{self, TextBuf, TextFile};
 use core::fmt::Write;
 use kernel::prelude::*;
 
-/// Calls per measurement of the micro-benchmark (the rfs_needed patch's).
-const BENCH_CALLS: u32 = 10_000_000;
 /// Calls per stretch with bottom halves off: a measurement is the sum of
-/// `BENCH_CALLS / BENCH_CHUNK` timed stretches, with bottom halves back on
+/// `micro_bench_calls / BENCH_CHUNK` timed stretches, with bottom halves back on
 /// and a chance to reschedule between them, so reading the file never
 /// holds a CPU for long (a debug kernel runs 10M calls for tens of
 /// seconds, and the soft-lockup watchdog would fire).
 const BENCH_CHUNK: u32 = 100_000;
 
-/// Cycles of `BENCH_CALLS` calls of `f`, timed in stretches of
-/// `BENCH_CHUNK` with bottom halves disabled; `EINTR` if a signal arrives
-/// between stretches.
+/// Cycles of `stretches` stretches of `BENCH_CHUNK` calls of `f`, each
+/// timed with bottom halves disabled; `EINTR` if a signal arrives between
+/// stretches.
 #[inline(always)]
-fn measure(mut f: impl FnMut(u32)) -> Result<u64> {
+fn measure(stretches: u32, mut f: impl FnMut(u32)) -> Result<u64> {
     let mut cycles = 0u64;
-    for _ in 0..BENCH_CALLS / BENCH_CHUNK {
+    for _ in 0..stretches {
         {
             let _bh = sys::BhDisabled::new();
             let t0 = sys::rdtsc();
@@ -45,27 +43,31 @@ fn measure(mut f: impl FnMut(u32)) -> Result<u64> {
 }
 
 /// The micro-benchmark of the rfs_needed patch, at open of
-/// `<debugfs>/rust_tun/micro_bench`: 10,000,000 calls of the guarded record
-/// step, of the unguarded one, and an empty loop as the floor, each timed
-/// with the cycle counter with bottom halves disabled; three runs. One line
-/// per measurement.
+/// `<debugfs>/rust_tun/micro_bench`: `micro_bench_calls` (default
+/// 10,000,000, the patch's) calls of the guarded record step, of the
+/// unguarded one, and an empty loop as the floor, each timed with the cycle
+/// counter with bottom halves disabled; three runs. One line per
+/// measurement.
 fn micro_bench(t: &mut TextBuf) -> Result {
     let hash = 0x9e37_79b9u32;
+    // The parameter is read once: every measurement counts the same calls.
+    let stretches = sys::param_micro_bench_calls() / BENCH_CHUNK;
+    let calls = stretches * BENCH_CHUNK;
     let rfs = sys::rfs_needed_count();
     // The global table's twin: there when it is, as large.
     let table = sys::PrivateFlowTable::like_global()?;
     for run in 0..3 {
-        let floor = measure(|n| {
+        let floor = measure(stretches, |n| {
             for _ in 0..n {
                 sys::hide(hash);
             }
         })?;
-        let guarded = measure(|n| {
+        let guarded = measure(stretches, |n| {
             for _ in 0..n {
                 let _ = sock_rps_record_flow_hash_guarded(&table, sys::hide(hash));
             }
         })?;
-        let unguarded = measure(|n| {
+        let unguarded = measure(stretches, |n| {
             for _ in 0..n {
                 let _ = sock_rps_record_flow_hash(&table, sys::hide(hash));
             }
@@ -78,7 +80,7 @@ fn micro_bench(t: &mut TextBuf) -> Result {
             writeln!(
                 t,
                 "impl=rust variant={} run={} rfs_needed={} calls={} cycles={}",
-                variant, run, rfs, BENCH_CALLS, cycles
+                variant, run, rfs, calls, cycles
             )
             .map_err(|_| ENOMEM)?;
         }

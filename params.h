@@ -11,6 +11,7 @@
 bool rtun_param_unguarded(void);
 bool rtun_param_dropin(void);
 unsigned long rtun_param_flow_ageing(void);
+unsigned int rtun_param_micro_bench_calls(void);
 int rtun_param_numdummies(void);
 
 #endif /* RUST_TUN_PARAMS_H */

@@ -176,7 +176,7 @@ pub(crate) use netdev::link::{is_valid_ether_addr, ETH_ALEN};
 pub(crate) use netdev::netns::{module_get, module_put, NetNs};
 pub(crate) use netdev::notifier::{DevEvent, NetdevEvents, Notifier, NotifierRegistration};
 pub(crate) use netdev::ops::{DevOps, NetDevOps, Stats64, TxResult};
-pub(crate) use param::{param_dropin, param_flow_ageing, param_unguarded};
+pub(crate) use param::{param_dropin, param_flow_ageing, param_micro_bench_calls, param_unguarded};
 // Used by rust_dummy (dummy.rs), not by rust_tun.
 #[allow(unused_imports)]
 pub(crate) use param::param_numdummies;

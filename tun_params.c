@@ -42,6 +42,28 @@ MODULE_PARM_DESC(flow_ageing_ms,
 		 "Devices created while this is N age out their flow-table entries N ms after a flow's last packet (tun.c's ageing_time, TUN_FLOW_EXPIRE: default 3000; 100 to 600000)");
 unsigned long rtun_param_flow_ageing(void) { return msecs_to_jiffies(READ_ONCE(flow_ageing_ms)); }
 
+/*
+ * Calls per measurement of <debugfs>/rust_tun/micro_bench (bench.rs): the
+ * rfs_needed patch's 10,000,000 by default, as scripts/guest/bench-micro.sh
+ * reads it. Tests that check what the benchmark touches, not its figures,
+ * set fewer (a debug kernel runs the default's 90,000,000 calls for about
+ * a minute). Counted in stretches of 100,000 calls: 100,000 to 100,000,000,
+ * rounded down to a whole stretch; anything else is refused with EINVAL.
+ */
+static unsigned int micro_bench_calls = 10000000;
+static int rtun_set_micro_bench_calls(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 100000, 100000000);
+}
+static const struct kernel_param_ops rtun_micro_bench_calls_ops = {
+	.set = rtun_set_micro_bench_calls,
+	.get = param_get_uint,
+};
+module_param_cb(micro_bench_calls, &rtun_micro_bench_calls_ops, &micro_bench_calls, 0644);
+MODULE_PARM_DESC(micro_bench_calls,
+		 "Calls per measurement of the debugfs micro_bench (default 10000000, the rfs_needed patch's; 100000 to 100000000, in stretches of 100000)");
+unsigned int rtun_param_micro_bench_calls(void) { return READ_ONCE(micro_bench_calls); }
+
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
 /*
  * netif_get_mac_address() (SIOCGIFHWADDR, helpers/netdevice.c) is in the

@@ -23,6 +23,12 @@ pub(crate) fn param_flow_ageing() -> u64 {
     unsafe { crate::bindings::rtun_param_flow_ageing() as u64 }
 }
 
+/// The `micro_bench_calls` parameter, READ_ONCE (100,000 to 100,000,000).
+pub(crate) fn param_micro_bench_calls() -> u32 {
+    // SAFETY: Reads a module parameter with READ_ONCE.
+    unsafe { crate::bindings::rtun_param_micro_bench_calls() }
+}
+
 /// rust_dummy's `numdummies` parameter (read at load).
 // Used by rust_dummy (dummy.rs), not by rust_tun.
 #[allow(dead_code)]

@@ -13,6 +13,7 @@ pub const LO_RPS_CPUS: &str = "/sys/class/net/lo/queues/rx-0/rps_cpus";
 pub const UNGUARDED_PARAM: &str = "/sys/module/rust_tun/parameters/unguarded";
 
 pub const FLOW_AGEING_PARAM: &str = "/sys/module/rust_tun/parameters/flow_ageing_ms";
+pub const MICRO_BENCH_CALLS_PARAM: &str = "/sys/module/rust_tun/parameters/micro_bench_calls";
 
 /// Puts the RPS/RFS knobs back to off (both static keys disabled).
 pub fn keys_off() -> TestResult {
