@@ -24,20 +24,28 @@ MODULE_PARM_DESC(dropin,
 bool rtun_param_dropin(void) { return READ_ONCE(dropin); }
 
 /*
+ * A writable unsigned parameter NAME (a static unsigned int of that name)
+ * that takes only MIN..MAX: anything else is refused with EINVAL, or
+ * ERANGE past 32 bits (kstrtouint's), and the value stays.
+ */
+#define RTUN_PARAM_UINT_MINMAX(name, min, max)					\
+	static int rtun_set_##name(const char *val, const struct kernel_param *kp) \
+	{									\
+		return param_set_uint_minmax(val, kp, min, max);		\
+	}									\
+	static const struct kernel_param_ops rtun_##name##_ops = {		\
+		.set = rtun_set_##name,						\
+		.get = param_get_uint,						\
+	};									\
+	module_param_cb(name, &rtun_##name##_ops, &name, 0644)
+
+/*
  * tun.c's ageing_time is TUN_FLOW_EXPIRE (3 s), fixed. rust_tun takes it
  * from this parameter at device creation (default the same 3 s); a value
  * outside 100 ms .. 10 min is refused with EINVAL and the old one stays.
  */
 static unsigned int flow_ageing_ms = 3000;
-static int rtun_set_flow_ageing_ms(const char *val, const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 100, 600000);
-}
-static const struct kernel_param_ops rtun_flow_ageing_ops = {
-	.set = rtun_set_flow_ageing_ms,
-	.get = param_get_uint,
-};
-module_param_cb(flow_ageing_ms, &rtun_flow_ageing_ops, &flow_ageing_ms, 0644);
+RTUN_PARAM_UINT_MINMAX(flow_ageing_ms, 100, 600000);
 MODULE_PARM_DESC(flow_ageing_ms,
 		 "Devices created while this is N age out their flow-table entries N ms after a flow's last packet (tun.c's ageing_time, TUN_FLOW_EXPIRE: default 3000; 100 to 600000)");
 unsigned long rtun_param_flow_ageing(void) { return msecs_to_jiffies(READ_ONCE(flow_ageing_ms)); }
@@ -51,15 +59,7 @@ unsigned long rtun_param_flow_ageing(void) { return msecs_to_jiffies(READ_ONCE(f
  * rounded down to a whole stretch; anything else is refused with EINVAL.
  */
 static unsigned int micro_bench_calls = 10000000;
-static int rtun_set_micro_bench_calls(const char *val, const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 100000, 100000000);
-}
-static const struct kernel_param_ops rtun_micro_bench_calls_ops = {
-	.set = rtun_set_micro_bench_calls,
-	.get = param_get_uint,
-};
-module_param_cb(micro_bench_calls, &rtun_micro_bench_calls_ops, &micro_bench_calls, 0644);
+RTUN_PARAM_UINT_MINMAX(micro_bench_calls, 100000, 100000000);
 MODULE_PARM_DESC(micro_bench_calls,
 		 "Calls per measurement of the debugfs micro_bench (default 10000000, the rfs_needed patch's; 100000 to 100000000, in stretches of 100000)");
 unsigned int rtun_param_micro_bench_calls(void) { return READ_ONCE(micro_bench_calls); }
