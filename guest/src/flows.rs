@@ -172,15 +172,11 @@ pub fn t_flow_limit(n: Node) -> TestResult {
 /// its flows with the value it was created with.
 pub fn t_flow_ageing_param(n: Node) -> TestResult {
     keys_off()?;
-    let read = || std::fs::read_to_string(FLOW_AGEING_PARAM).map(|s| s.trim().to_string()).map_err(|e| e.to_string());
-    check!(read()? == "3000", "default {}", read()?);
-    for (bad, want) in
-        [("0", libc::EINVAL), ("99", libc::EINVAL), ("600001", libc::EINVAL), ("-1", libc::EINVAL), ("abc", libc::EINVAL), ("1000x", libc::EINVAL), ("4294967296", libc::ERANGE)]
-    {
-        let r = std::fs::write(FLOW_AGEING_PARAM, bad);
-        check!(r.as_ref().is_err_and(|e| e.raw_os_error() == Some(want)), "writing {bad:?}: {r:?}, expected errno {want}");
-        check!(read()? == "3000", "after writing {bad:?}: {}", read()?);
-    }
+    param_refuses(
+        FLOW_AGEING_PARAM,
+        "3000",
+        &[("0", libc::EINVAL), ("99", libc::EINVAL), ("600001", libc::EINVAL), ("-1", libc::EINVAL), ("abc", libc::EINVAL), ("1000x", libc::EINVAL), ("4294967296", libc::ERANGE)],
+    )?;
     let q = mq_open_ageing(n, "rt-fage", IFF_TUN | IFF_NO_PI, 2, 500)?;
     // A device of the default 3 s beside it, its flow written at the same
     // moment: the reference the 500 ms device is measured against.

@@ -15,6 +15,20 @@ pub const UNGUARDED_PARAM: &str = "/sys/module/rust_tun/parameters/unguarded";
 pub const FLOW_AGEING_PARAM: &str = "/sys/module/rust_tun/parameters/flow_ageing_ms";
 pub const MICRO_BENCH_CALLS_PARAM: &str = "/sys/module/rust_tun/parameters/micro_bench_calls";
 
+/// A module parameter at `path` holds `value` (its default), and every
+/// `(bad, errno)` written to it is refused with that errno and leaves it
+/// at `value`.
+pub fn param_refuses(path: &str, value: &str, bad: &[(&str, i32)]) -> TestResult {
+    let read = || std::fs::read_to_string(path).map(|s| s.trim().to_string()).map_err(|e| format!("{path}: {e}"));
+    check!(read()? == value, "{path}: {}, expected {value}", read()?);
+    for &(bad, want) in bad {
+        let r = std::fs::write(path, bad);
+        check!(r.as_ref().is_err_and(|e| e.raw_os_error() == Some(want)), "writing {bad:?} to {path}: {r:?}, expected errno {want}");
+        check!(read()? == value, "after writing {bad:?} to {path}: {}", read()?);
+    }
+    Ok(())
+}
+
 /// Puts the RPS/RFS knobs back to off (both static keys disabled).
 pub fn keys_off() -> TestResult {
     write_file(RPS_SOCK_FLOW_ENTRIES, "0")?;
