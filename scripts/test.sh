@@ -180,6 +180,11 @@ cpu_secs() { # cpu_secs FILE: the user + system seconds `times` wrote to FILE (i
 	awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); t += a[1] * 60 + a[2] } printf "%d\n", t + 0.5; f = 1 }
 		END { if (!f) print "-" }' "$1" 2>/dev/null || echo -
 }
+cpu_of() { # cpu_of FILE COMMAND...: COMMAND in a subshell, its CPU time (`times`) into FILE; COMMAND's status
+	local f=$1
+	shift
+	( "$@"; rc=$?; times >"$f"; exit $rc )
+}
 # What failed, one line each, printed again just above the closing table:
 # a CI log that keeps only its tail still names every failure.
 fails=()
@@ -194,7 +199,7 @@ step() { # step NAME COMMAND...: a host-side check counted as one test
 	shift
 	rt_log "check $name"
 	# In a subshell, for its CPU time (nothing a step sets is read after).
-	if ( "$@"; rc=$?; times >"$work/cpu-step"; exit $rc ); then
+	if cpu_of "$work/cpu-step" "$@"; then
 		passed=$((passed + 1))
 		echo "ok - host $name"
 		row host "$name" 1 0 0 $((SECONDS - t0)) - "$(cpu_secs "$work/cpu-step")"
@@ -239,8 +244,7 @@ finish() {
 
 declare -A RUNNING=() STARTED=()
 t0=$SECONDS
-( bash "$RT_TOP/scripts/install-toolchain.sh" >&2; rc=$?; times >"$work/cpu-toolchain"; exit $rc ) ||
-	{ failed=$((failed + 1)); finish; }
+cpu_of "$work/cpu-toolchain" bash "$RT_TOP/scripts/install-toolchain.sh" >&2 || { failed=$((failed + 1)); finish; }
 row host toolchain - - - $((SECONDS - t0)) - "$(cpu_secs "$work/cpu-toolchain")"
 need_kernel() { # need_kernel KERNEL: whether a selected suite runs on it
 	local s
@@ -310,8 +314,7 @@ start_job() { # start_job NAME COMMAND...
 # scheduler died of each, in the runs of 64a04b8 and 15e7f6f.)
 build_one() { # build_one KERNEL
 	local kernel=$1 t=$SECONDS
-	if prepare_kernel "$kernel" >"$work/build-$kernel.log" 2>&1; then
-		times >"$work/build-$kernel.cpu"
+	if cpu_of "$work/build-$kernel.cpu" prepare_kernel "$kernel" >"$work/build-$kernel.log" 2>&1; then
 		touch "$work/ready-$kernel"
 		echo "$((SECONDS - t))" >"$work/build-$kernel.time"
 	else
@@ -336,7 +339,7 @@ busy_jobs() {
 	echo "$n"
 }
 t0=$SECONDS
-kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" "$main_kernel"; rc=$?; times >"$work/cpu-kernel"; exit $rc) && [ -d "$kdir" ] ||
+kdir=$(cpu_of "$work/cpu-kernel" bash "$RT_TOP/scripts/build-kernel.sh" "$main_kernel") && [ -d "$kdir" ] ||
 	{ rt_log "no kernel tree: '$kdir'"; failed=$((failed + 1)); finish; }
 row "$main_kernel" kernel - - - $((SECONDS - t0)) - "$(cpu_secs "$work/cpu-kernel")"
 
@@ -375,13 +378,10 @@ touch "$work/ready-$main_kernel"
 suite_job() { # suite_job SUITE: one guest suite (a job; its console in $work/SUITE.log)
 	local s=$1 limit=${SUITE_LIMIT[$1]}
 	# shellcheck disable=SC2086 # SUITE_ARGS are words
-	bash "$RT_TOP/scripts/run-guest.sh" --kernel "${SUITE_KERNEL[$s]}" --module "${MODULE[${SUITE_KERNEL[$s]}]}" \
+	cpu_of "$work/$s.cpu" bash "$RT_TOP/scripts/run-guest.sh" --kernel "${SUITE_KERNEL[$s]}" --module "${MODULE[${SUITE_KERNEL[$s]}]}" \
 		--clients --timeout "$limit" --log "$work/$s.log" \
 		"$RT_TOP/scripts/guest/tests.sh" ${SUITE_ARGS[$s]} RTUN_SLOWDOWN="$slowdown" \
 		$([ "${s#*-}" = runner ] || printf '%s ' "${guest_args[@]}") >"$work/$s.out" 2>&1
-	local rc=$?
-	times >"$work/$s.cpu"
-	return $rc
 }
 
 # The runner's check: the hung test is named, with a task dump, within its
