@@ -137,7 +137,12 @@ rt_kernel_key() {
 		clang-19 --version | head -1
 		"$RT_BINDGEN" --version
 		echo "flavor=$(rt_kernel_flavor "$1")"
-		for f in $(rt_kernel_frags "$1"); do cat "$f"; done
+		# The fragments' settings, in merge order; not their comments (a
+		# comment changed in a fragment does not rebuild every kernel).
+		for f in $(rt_kernel_frags "$1"); do
+			echo "fragment $(basename "$f")"
+			grep '^CONFIG_' "$f"
+		done
 		echo "recipe=$RT_KERNEL_RECIPE"
 	} | sha256sum | cut -c1-16
 }

@@ -129,6 +129,8 @@ mkdir -p "$root"/{bin,dev,proc,sys,tmp,etc,lib/modules}
 cp /bin/busybox "$root/bin/busybox"
 cp "$RT_TOP/scripts/guest/init" "$root/init"
 cp "$script" "$root/test.sh"
+# What the benchmarks' guest scripts source.
+cp "$RT_TOP/scripts/guest/bench-settle.sh" "$root/lib/rtun-bench-settle.sh"
 chmod +x "$root/init"
 cp "$rtun" "$root/bin/rtun"
 cp "$ko" "$root/lib/modules/"

@@ -14,11 +14,9 @@ COUNT=${1:-600}
 CHUNK=${2:-20}
 ROUND=${3:-1}
 insmod /lib/modules/rust_tun.ko && insmod /lib/modules/tun.ko || exit 1
-# Let the boot's asynchronous work finish first (the PS/2 mouse probe runs
-# to about 1 s of guest time, ~70,000 instructions, and would land in the
-# first measurement). Under -icount sleep=off, idle guest time is skipped:
-# this costs no wall time.
-sleep 2
+# The state every measurement starts from (bench-settle.sh).
+. /lib/rtun-bench-settle.sh
+bench_settle
 rc=0
 for napi in 0 1; do
 	for dir in write read; do

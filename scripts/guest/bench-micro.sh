@@ -6,11 +6,9 @@
 set -u
 SFE=/proc/sys/net/core/rps_sock_flow_entries
 insmod /lib/modules/rust_tun.ko && insmod /lib/modules/rtun_cbench.ko || exit 1
-# Let the boot's asynchronous work finish first (the PS/2 mouse probe runs
-# to about 1 s of guest time, ~70,000 instructions, and would land in the
-# first measurement). Under -icount sleep=off, idle guest time is skipped:
-# this costs no wall time.
-sleep 2
+# The state every measurement starts from (bench-settle.sh).
+. /lib/rtun-bench-settle.sh
+bench_settle
 for sfe in 0 32768; do
 	echo $sfe >$SFE
 	# Each reader runs on CPU 1, so the RFS entries it writes stay put.

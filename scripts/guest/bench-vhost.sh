@@ -13,8 +13,9 @@ COUNT=${1:-20000}
 ROUNDS=${2:-2}
 M=/lib/modules
 insmod $M/rust_tun.ko || exit 1
-# As the other tables: let the boot's asynchronous work finish first.
-sleep 2
+# As the other tables: the state every measurement starts from.
+. /lib/rtun-bench-settle.sh
+bench_settle
 vhost_up() {
 	for m in vhost_iotlb vhost tap vhost_net; do
 		[ ! -f $M/$m.ko ] || insmod $M/$m.ko || return 1

@@ -9,11 +9,9 @@ PACKETS=${1:-100000}
 FLOWS=${2:-1024}
 SFE=/proc/sys/net/core/rps_sock_flow_entries
 insmod /lib/modules/rust_tun.ko && insmod /lib/modules/tun.ko || exit 1
-# Let the boot's asynchronous work finish first (the PS/2 mouse probe runs
-# to about 1 s of guest time, ~70,000 instructions, and would land in the
-# first measurement). Under -icount sleep=off, idle guest time is skipped:
-# this costs no wall time.
-sleep 2
+# The state every measurement starts from (bench-settle.sh).
+. /lib/rtun-bench-settle.sh
+bench_settle
 rc=0
 for row in rust_tun:guarded:/dev/net/rust_tun rust_tun:unguarded:/dev/net/rust_tun tun:guarded:/dev/net/tun; do
 	driver=${row%%:*} rest=${row#*:} mode=${rest%%:*} node=${rest#*:}

@@ -6,11 +6,9 @@
 # usage: profile-gso.sh DIR COUNT [NAPI] [CHUNK]
 set -u
 insmod /lib/modules/rust_tun.ko && insmod /lib/modules/tun.ko || exit 1
-# Let the boot's asynchronous work finish first (the PS/2 mouse probe runs
-# to about 1 s of guest time, ~70,000 instructions, and would land in the
-# first measurement). Under -icount sleep=off, idle guest time is skipped:
-# this costs no wall time.
-sleep 2
+# The state every measurement starts from (bench-settle.sh).
+. /lib/rtun-bench-settle.sh
+bench_settle
 for m in rust_tun tun; do
 	echo "PROFILE module $m $(cat /sys/module/$m/sections/.text)"
 done

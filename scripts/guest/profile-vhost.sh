@@ -7,7 +7,9 @@
 set -u
 M=/lib/modules
 insmod $M/rust_tun.ko || exit 1
-sleep 2
+# As the benchmark: the state every measurement starts from.
+. /lib/rtun-bench-settle.sh
+bench_settle
 echo "PROFILE module rust_tun $(cat /sys/module/rust_tun/sections/.text)"
 turn=1
 for row in rust_tun_vhost:/dev/net/rust_tun tun:/dev/net/tun; do
