@@ -222,17 +222,19 @@ fn tun_ring_recv(dev: &TunDev, tfile: &TunFile, noblock: bool) -> Result<SkBuff>
 #[inline(always)]
 fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIterDest<'_>) -> Result<usize> {
     let tun = dev.priv_();
+    // Read once: `TUNSETIFF` on an attached file may change them.
+    let flags = tun.flags();
     let len = skb.len() as usize;
     let vlan = skb.vlan_tag();
     let vlan_hlen = if vlan.is_some() { VLAN_HLEN } else { 0 };
-    let vnet_hdr_sz = if tun.flags() & IFF_VNET_HDR != 0 {
-        tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize
+    let vnet_hdr_sz = if flags & IFF_VNET_HDR != 0 {
+        tun.vnet_hdr_size()
     } else {
         0
     };
     let mut total = len + vlan_hlen + vnet_hdr_sz;
 
-    if tun.flags() & IFF_NO_PI == 0 {
+    if flags & IFF_NO_PI == 0 {
         if to.len() < TUN_PI_LEN {
             return Err(EINVAL);
         }
@@ -249,7 +251,12 @@ fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIterDest<'_>) -> Result<u
         // device's UDP-tunnel offload. Deliberate difference: a GSO type
         // the header cannot express is `EINVAL` (the packet is dropped)
         // without tun.c's WARN.
-        let features = dev.features();
+        // 6.12 has no UDP tunnel GSO: no features to read per packet.
+        let features = if sys::compat::HAS_UDP_TUNNEL_GSO {
+            dev.features()
+        } else {
+            0
+        };
         let gso = skb
             .vnet_hdr_tnl_from_skb(features & NETIF_F_GSO_UDP_TUNNEL != 0, vlan_hlen as u16)
             .inspect_err(|_| dev.core_stats_tx_dropped_inc())?;
@@ -274,8 +281,9 @@ fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIterDest<'_>) -> Result<u
         }
         offset = n;
     }
-    if !to.is_empty() && offset < len {
-        let n = (len - offset).min(to.len());
+    // `offset <= len`: 0, or a part of the frame.
+    let n = (len - offset).min(to.len());
+    if n != 0 {
         to.skb_copy_datagram_iter(&skb, offset as u32, n as u32)?;
     }
 
@@ -370,7 +378,7 @@ fn tun_get_user(
     let mut features = 0;
     let mut hdr_len = 0;
     if flags & IFF_VNET_HDR != 0 {
-        let vnet_hdr_sz = tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize;
+        let vnet_hdr_sz = tun.vnet_hdr_size();
         features = tun_vnet_hdr_guest_features(vnet_hdr_sz);
         hdr_len = usize::from(__tun_vnet_hdr_get(vnet_hdr_sz, features, from, &mut gso)?);
         len -= vnet_hdr_sz;

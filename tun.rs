@@ -337,6 +337,14 @@ impl Tun {
         self.flags.load(Ordering::Relaxed)
     }
 
+    /// `tun->vnet_hdr_sz`, as a size: never below `VNET_HDR_SZ_MIN`
+    /// (`TUNSETVNETHDRSZ` refuses less), so the cast through `u32` keeps it
+    /// and tells the compiler it is below 4 GB (no overflow check where it
+    /// is added to a packet's length).
+    fn vnet_hdr_size(&self) -> usize {
+        self.vnet_hdr_sz.load(Ordering::Relaxed) as u32 as usize
+    }
+
     fn numqueues(&self) -> u32 {
         self.numqueues.load(Ordering::Relaxed)
     }

@@ -109,7 +109,7 @@ fn tun_xdp_one(
     let datasize = xdp.len();
     // 6.12 has no UDP tunnel GSO: no header size to read per packet.
     let features = if sys::compat::HAS_UDP_TUNNEL_GSO {
-        tun_vnet_hdr_guest_features(tun.vnet_hdr_sz.load(Ordering::Relaxed) as usize)
+        tun_vnet_hdr_guest_features(tun.vnet_hdr_size())
     } else {
         0
     };
