@@ -229,7 +229,10 @@ def main():
                "several rounds. One vCPU (`-smp 1`): the vhost-net worker and the",
                "program then take turns in an order the instruction count decides, and",
                "the figures repeat (on two vCPUs the scheduler's placement spreads them",
-               "by a few per cent). Each row's median over the rounds.", "",
+               "by a few per cent). Three rounds in each of five boots, each with a",
+               "padding file of another size in the initramfs (as the xmit table: the",
+               "image's layout moves the rx rows by up to 0.4 %); each row's median",
+               "over the fifteen rounds.", "",
                "| driver | direction | frames per round | frames/guest-second (median) | each round | instructions/frame |",
                "|---|---|---:|---:|---|---:|"]
         vrows = {}
