@@ -260,18 +260,30 @@ pub fn t_vnet_settings_persist(n: Node) -> TestResult {
 }
 
 /// Retries `bind` for up to 3 s while it fails with `EADDRNOTAVAIL` (an
-/// IPv6 address just added may not be usable yet).
-fn settled<T>(mut bind: impl FnMut() -> std::io::Result<T>) -> Result<T, String> {
+/// IPv6 address just added may not be usable yet), then waits as long
+/// again for `addr`'s local route: addrconf clears the address's
+/// `IFA_F_TENTATIVE` (and a bind succeeds) before it inserts that route
+/// (`addrconf_dad_begin()`, then `addrconf_dad_completed()` ->
+/// `ip6_ins_rt()`), and a packet written to the device for `addr` in
+/// between is not delivered (6.12-test once lost `vnet_gso_udp6_write`'s
+/// datagrams so, on C tun, with three guests at once).
+fn settled<T>(addr: &str, mut bind: impl FnMut() -> std::io::Result<T>) -> Result<T, String> {
     let t0 = Instant::now();
-    loop {
+    let sock = loop {
         match bind() {
-            Ok(s) => return Ok(s),
+            Ok(s) => break s,
             Err(e) if e.raw_os_error() == Some(libc::EADDRNOTAVAIL) && t0.elapsed() < Duration::from_secs(3) => {
                 thread::sleep(Duration::from_millis(50))
             }
             Err(e) => return Err(format!("bind: {e}")),
         }
+    };
+    let t0 = Instant::now();
+    while sh(&format!("ip -6 route show table local {addr}"))?.trim().is_empty() {
+        check!(t0.elapsed() < Duration::from_secs(3), "no local route for {addr} within 3 s of its bind");
+        thread::sleep(Duration::from_millis(20));
     }
+    Ok(sock)
 }
 
 /// A TCP segment over IPv6 from `src:sport` to `dst:dport`; its checksum

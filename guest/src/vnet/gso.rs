@@ -295,7 +295,7 @@ pub fn t_vnet_gso_udp_read(n: Node) -> TestResult {
     write_file("/proc/sys/net/ipv6/conf/rt-vu0/disable_ipv6", "0")?;
     write_file("/proc/sys/net/ipv6/conf/rt-vu0/accept_dad", "0")?;
     sh("ip -6 addr add fd89::1/64 dev rt-vu0")?;
-    let sock6 = settled(|| std::net::UdpSocket::bind("[fd89::1]:7100"))?;
+    let sock6 = settled("fd89::1", || std::net::UdpSocket::bind("[fd89::1]:7100"))?;
     one(&t, &sock6, "[fd89::2]:9", 40).map_err(|e| format!("IPv6: {e}"))?;
     Ok(())
 }
@@ -310,7 +310,7 @@ pub fn t_vnet_gso_udp6_write(n: Node) -> TestResult {
     write_file("/proc/sys/net/ipv6/conf/rt-v6g0/disable_ipv6", "0")?;
     write_file("/proc/sys/net/ipv6/conf/rt-v6g0/accept_dad", "0")?;
     sh("ip -6 addr add fd87::1/64 dev rt-v6g0 && ip link set rt-v6g0 up")?;
-    let sock = settled(|| std::net::UdpSocket::bind("[fd87::1]:9000"))?;
+    let sock = settled("fd87::1", || std::net::UdpSocket::bind("[fd87::1]:9000"))?;
     sock.set_read_timeout(Some(Duration::from_secs(3))).map_err(|e| e.to_string())?;
     let me: [u8; 16] = "fd87::1".parse::<std::net::Ipv6Addr>().unwrap().octets();
     let peer: [u8; 16] = "fd87::2".parse::<std::net::Ipv6Addr>().unwrap().octets();
@@ -390,7 +390,7 @@ pub fn t_vnet_gso_tcp6_write(n: Node) -> TestResult {
     sh("ip -6 addr add fd88::1/64 dev rt-vt6 && ip link set rt-vt6 up")?;
     let me: [u8; 16] = "fd88::1".parse::<std::net::Ipv6Addr>().unwrap().octets();
     let peer: [u8; 16] = "fd88::2".parse::<std::net::Ipv6Addr>().unwrap().octets();
-    let listener = settled(|| std::net::TcpListener::bind("[fd88::1]:9100"))?;
+    let listener = settled("fd88::1", || std::net::TcpListener::bind("[fd88::1]:9100"))?;
     let sport = 41000 + suite_serial();
     let syn = tcp6_seg(peer, me, sport, 9100, 5000, 0, 0x02, &[2, 4, 0x03, 0xe8], &[], false);
     check!(t.write(&with_hdr(&Vnet::default(), &syn)).is_ok(), "SYN write");

@@ -576,7 +576,7 @@ pub fn t_vnet_tnl6_write(n: Node) -> TestResult {
         expect_errno!(t.write(&w), libc::EINVAL, "6.12: tunnel GSO write over IPv6");
         return Ok(());
     }
-    let sock = settled(|| std::net::UdpSocket::bind(format!("[fd95:6::1]:{GENEVE_PORT}")))?;
+    let sock = settled("fd95:6::1", || std::net::UdpSocket::bind(format!("[fd95:6::1]:{GENEVE_PORT}")))?;
     sock.set_read_timeout(Some(Duration::from_secs(3))).map_err(|e| e.to_string())?;
     check!(t.write(&w) == Ok(w.len()), "tunnel GSO write over IPv6: {:?}", t.write(&w));
     six_datagrams(&sock, &data)?;

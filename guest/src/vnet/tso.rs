@@ -136,7 +136,7 @@ pub fn t_vnet_tso6_read(n: Node) -> TestResult {
         let me: [u8; 16] = format!("fd8{i}:6::1").parse::<std::net::Ipv6Addr>().unwrap().octets();
         let peer: [u8; 16] = format!("fd8{i}:6::2").parse::<std::net::Ipv6Addr>().unwrap().octets();
         // The address may take a moment to be usable as a source.
-        let _probe = settled(|| std::net::UdpSocket::bind(format!("[fd8{i}:6::1]:0")))?;
+        let _probe = settled(&format!("fd8{i}:6::1"), || std::net::UdpSocket::bind(format!("[fd8{i}:6::1]:0")))?;
         let (mut s, syn) = TcpSender::start(t, format!("[fd8{i}:6::2]:80"), 60000)?;
         // SYN-ACK with MSS 1400, a large window.
         let synack = tcp6_seg(peer, me, 80, syn.sport, 1000, syn.seq.wrapping_add(1), 0x12, &[2, 4, 0x05, 0x78], &[], false);
