@@ -294,6 +294,7 @@ fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIterDest<'_>) -> Result<u
 
 /// `tun_do_read()`: the next packet (`entry`, if the caller took it from
 /// the ring already) into `to`; returns its full size.
+#[inline(always)]
 fn tun_do_read(
     dev: &TunDev,
     tfile: &TunFile,

@@ -13,6 +13,12 @@ impl SockOps for TunChr {
         tun_sendmsg(tfile, msg, total_len)
     }
 
+    // Inlined, with `tun_recvmsg()`, into the one caller, the `proto_ops`
+    // function sys/sockops.rs gives vhost-net: tun.c's `tun_recvmsg()` is
+    // that function itself, called once per frame, and out of line ours
+    // paid a call, a second frame and a `Result` returned through memory
+    // (`sendmsg` is called once per batch of 64: no need).
+    #[inline(always)]
     fn recvmsg(
         tfile: &TunFile,
         msg: &mut MsgHdr<'_>,
@@ -164,6 +170,7 @@ fn tun_xdp_one(
 /// ring (`entry`) or the next one; past `total_len` the packet is cut and
 /// `MSG_TRUNC` set, and with `MSG_TRUNC` in `flags` its full size is
 /// returned. A packet given and not delivered is freed.
+#[inline(always)]
 fn tun_recvmsg(
     tfile: &TunFile,
     m: &mut MsgHdr<'_>,

@@ -125,7 +125,9 @@ impl SkBuff {
     /// `tun_vnet_hdr_tnl_from_skb()`; 6.12: `virtio_net_hdr_from_skb()`):
     /// the vnet header describing this skb to a reader (`tnl`: the device
     /// has UDP-tunnel GSO; `vlan_hlen`: a VLAN tag the copy inserts);
-    /// `EINVAL` for a GSO type the header cannot express.
+    /// `EINVAL` for a GSO type the header cannot express. Inline, as the
+    /// C helper it wraps is in its one caller (`tun_put_user()`).
+    #[inline(always)]
     pub(crate) fn vnet_hdr_tnl_from_skb(&self, tnl: bool, vlan_hlen: u16) -> Result<VnetHdr> {
         let mut hdr = VnetHdr::default();
         // SAFETY: A valid skb, ours; `hdr` is ours to write (zeroed, as
