@@ -222,7 +222,8 @@ fn tun_ring_recv(dev: &TunDev, tfile: &TunFile, noblock: bool) -> Result<SkBuff>
 #[inline(always)]
 fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIterDest<'_>) -> Result<usize> {
     let tun = dev.priv_();
-    // Read once: `TUNSETIFF` on an attached file may change them.
+    // Read once (an atomic load each time otherwise; ioctls of other
+    // files of the device change some flags meanwhile).
     let flags = tun.flags();
     let len = skb.len() as usize;
     let vlan = skb.vlan_tag();
