@@ -363,9 +363,11 @@ pub(crate) fn tun_chr_ioctl(
                 })
             }
             SIOCSIFHWADDR => {
-                let mut sa = [0u8; sys::SOCKADDR_LEN];
-                sa.copy_from_slice(&ifr.0[IFNAMSIZ..IFNAMSIZ + sys::SOCKADDR_LEN]);
-                dev.set_mac_address_user(&sa, rtnl).map(|()| 0)
+                // The whole union, as tun.c passes `&ifr.ifr_hwaddr` inside
+                // its `ifreq` (a compat caller's shorter one zero-padded).
+                let mut ifru = [0u8; sys::IFRU_LEN];
+                ifru.copy_from_slice(&ifr.0[IFNAMSIZ..]);
+                dev.set_mac_address_user(&ifru, rtnl).map(|()| 0)
             }
             TUNGETSNDBUF => put_int(arg, tfile.sock.sndbuf()).map(|()| 0),
             TUNSETSNDBUF => get_int(arg).and_then(|sndbuf| {

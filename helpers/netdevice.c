@@ -136,20 +136,24 @@ __rtun_helper int rtun_helper_netif_get_mac_address(struct sockaddr *sa, struct 
 }
 
 /*
- * SIOCSIFHWADDR from an ifreq's struct sockaddr: 7.3 takes a struct
- * sockaddr_storage (it may read addr_len bytes of __data), so the address
- * is copied into a zeroed one there.
+ * SIOCSIFHWADDR from an ifreq's union (ifr_ifru, 24 bytes: the struct
+ * sockaddr and what follows it), as tun.c passes &ifr.ifr_hwaddr inside
+ * its whole ifreq: dev_set_mac_address() compares addr_len (up to 16)
+ * bytes from sa_data, so the comparison reaches 2 bytes past the
+ * sockaddr, into the union's rest. Copied into a zeroed sockaddr_storage,
+ * which both kernels' calls can read in full (7.3 takes one; 6.12 takes a
+ * struct sockaddr at its start).
  */
 __rtun_helper int rtun_helper_dev_set_mac_address_user(struct net_device *dev,
-						       struct sockaddr *sa,
+						       const void *ifru, size_t len,
 						       struct netlink_ext_ack *extack)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
 	struct sockaddr_storage ss = {};
 
-	memcpy(&ss, sa, sizeof(*sa));
+	memcpy(&ss, ifru, min(len, sizeof(ss)));
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
 	return dev_set_mac_address_user(dev, &ss, extack);
 #else
-	return dev_set_mac_address_user(dev, sa, extack);
+	return dev_set_mac_address_user(dev, (struct sockaddr *)&ss, extack);
 #endif
 }

@@ -368,26 +368,32 @@ impl<P> NetDevice<P> {
         Ok(())
     }
 
-    /// `SIOCSIFHWADDR`: `dev_set_mac_address_user()` from a `sockaddr`;
-    /// `EINVAL` for a device whose addresses are longer than the
-    /// `sockaddr` (`TUNSETLINK` to, say, `ARPHRD_INFINIBAND`: 20 bytes),
-    /// whose copy would read past it. tun.c 7.3's check; deliberate
-    /// difference on 6.12, whose tun.c reads past the `ifreq` copy.
+    /// `SIOCSIFHWADDR`: `dev_set_mac_address_user()` from an `ifreq`'s
+    /// union (`ifr_ifru`: the `sockaddr` and the bytes after it, as tun.c
+    /// passes `&ifr.ifr_hwaddr` inside its whole `ifreq`: the core compares
+    /// `addr_len` bytes from `sa_data`, up to 2 bytes past the `sockaddr`);
+    /// `EINVAL` for a device whose addresses are longer than the `sockaddr`
+    /// (`TUNSETLINK` to, say, `ARPHRD_INFINIBAND`: 20 bytes), tun.c 7.3's
+    /// check (6.12's tun.c has none; its copy stays inside the `ifreq`
+    /// there too, as every `addr_len` tun can set is at most 16).
     pub(crate) fn set_mac_address_user(
         &self,
-        sa: &[u8; SOCKADDR_LEN],
+        ifru: &[u8; IFRU_LEN],
         _rtnl: &mut Rtnl<'_>,
     ) -> Result {
         // SAFETY: A live device; rtnl held (`addr_len` changes under it).
         if usize::from(unsafe { (*self.as_ptr()).addr_len }) > SOCKADDR_LEN {
             return Err(EINVAL);
         }
-        // SAFETY: `sockaddr` is plain data of this size; any bytes will do.
-        let mut addr =
-            unsafe { core::mem::transmute_copy::<[u8; SOCKADDR_LEN], bindings::sockaddr>(sa) };
-        // SAFETY: rtnl held, registered device, `addr` valid for the call.
+        // SAFETY: rtnl held, registered device; the helper copies the
+        // `IFRU_LEN` bytes of `ifru` into a zeroed `sockaddr_storage`.
         to_result(unsafe {
-            bindings::dev_set_mac_address_user(self.as_ptr(), &mut addr, ptr::null_mut())
+            bindings::dev_set_mac_address_user(
+                self.as_ptr(),
+                ifru.as_ptr().cast(),
+                IFRU_LEN,
+                ptr::null_mut(),
+            )
         })
     }
 
@@ -467,6 +473,10 @@ impl<P> NetDevice<P> {
 
 /// `sizeof(struct sockaddr)`.
 pub(crate) const SOCKADDR_LEN: usize = core::mem::size_of::<bindings::sockaddr>();
+
+/// The size of an `ifreq`'s union (`ifr_ifru`), after its name.
+pub(crate) const IFRU_LEN: usize =
+    core::mem::size_of::<bindings::ifreq>() - bindings::IFNAMSIZ as usize;
 
 /// A counted reference to a device (`dev_hold`/`dev_put`).
 ///
