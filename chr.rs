@@ -9,11 +9,11 @@ mod pkt;
 mod sock;
 
 use crate::ioctl::{self, TUN_PI_LEN};
-use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue};
+use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue, tun_napi_schedule};
 use crate::sys::{
-    self, errno, poll, rcu, DropReason, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource,
-    MsgHdr, NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing,
-    Sock, SockOps, TunMsgCtl, VnetHdr, XdpBuff,
+    self, errno, poll, rcu, BatchOffer, BatchVerdict, DropReason, Fasync, FileOps, IoctlAbi,
+    IovIterDest, IovIterSource, NetNs, PollTable, RcuDev, RecvMsg, RingConsumer, Rtnl, RtnlLocked,
+    SendMsg, SeqFile, SkBuff, SkbRing, Sock, SockOps, VnetHdr, XdpBuff,
 };
 use crate::vnet::{
     __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, NETIF_F_GSO_UDP_TUNNEL,

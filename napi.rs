@@ -93,6 +93,12 @@ pub(crate) fn tun_napi_frags_enabled(tfile: &TunFile) -> bool {
     tfile.sock.napi().frags_enabled()
 }
 
+/// tun.c's `napi_schedule(&tfile->napi)` at the end of a `TUN_MSG_PTR`
+/// batch that queued packets (none if the context is disabled or gone).
+pub(crate) fn tun_napi_schedule(tfile: &TunFile) {
+    tfile.sock.napi().schedule();
+}
+
 /// tun.c's `IFF_NAPI` branch of `tun_get_user()`: queues `skb` on the
 /// socket's write queue for the context's next poll and schedules it
 /// (`more` is `MSG_MORE`: a batch waits until it ends or holds more than a

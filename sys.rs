@@ -188,7 +188,7 @@ pub(crate) use rps::{
 pub(crate) use security::{security_tun_dev_create, TunSecurity};
 pub(crate) use skb::{DropReason, IovIterDest, IovIterSource, SkBuff};
 pub(crate) use sock::{FasyncBand, Proto, Sock, SockFprog, SockRef, SOCK_FPROG_LEN};
-pub(crate) use sockops::{MsgHdr, SockOps, TunMsgCtl};
+pub(crate) use sockops::{BatchOffer, BatchVerdict, RecvMsg, SendMsg, SockOps};
 pub(crate) use static_key::{
     for_each_jump_site, rfs_needed_count, static_branch_unlikely, SiteInsn, JUMP_LABELS,
 };

@@ -9,8 +9,12 @@ use super::*;
 /// The sockets of the open files (tun.c's `tun_socket_ops`), for
 /// vhost-net.
 impl SockOps for TunChr {
-    fn sendmsg(tfile: &TunFile, msg: &mut MsgHdr<'_>, total_len: usize) -> Result<usize> {
-        tun_sendmsg(tfile, msg, total_len)
+    fn sendmsg(tfile: &TunFile, msg: &mut SendMsg<'_>, _total_len: usize) -> Result<usize> {
+        tun_sendmsg(tfile, msg)
+    }
+
+    fn sendmsg_batch<'b>(tfile: &TunFile, batch: BatchOffer<'b>) -> BatchVerdict<'b> {
+        tun_sendmsg_batch(tfile, batch)
     }
 
     // Inlined, with `tun_recvmsg()`, into the one caller, the `proto_ops`
@@ -21,7 +25,7 @@ impl SockOps for TunChr {
     #[inline(always)]
     fn recvmsg(
         tfile: &TunFile,
-        msg: &mut MsgHdr<'_>,
+        msg: &mut RecvMsg<'_>,
         entry: Option<SkBuff>,
         total_len: usize,
         flags: u32,
@@ -45,9 +49,7 @@ impl sys::vhost::TunFileExports for TunChr {
     }
 }
 
-/// `tun_sendmsg()`: vhost-net's transmit: a batch of `xdp_buff`s
-/// (`TUN_MSG_PTR`, each through `tun_xdp_one()`; the batch's length is
-/// returned whatever became of each), or a write from the guest's buffers
+/// `tun_sendmsg()` of a write from the sender's buffers
 /// (`MSG_DONTWAIT` as `O_NONBLOCK`).
 ///
 /// Deliberate differences: zerocopy buffers (`TUN_MSG_UBUF`) are refused
@@ -55,62 +57,87 @@ impl sys::vhost::TunFileExports for TunChr {
 /// `SOCK_ZEROCOPY` (and its `experimental_zcopytx`), which rust_tun's
 /// never have. `MSG_MORE` (tun.c: hold packets back up to `rx_batched`)
 /// changes nothing: every packet goes on at once (`tun_rx_batched`).
-fn tun_sendmsg(tfile: &TunFile, m: &mut MsgHdr<'_>, total_len: usize) -> Result<usize> {
+fn tun_sendmsg(tfile: &TunFile, m: &mut SendMsg<'_>) -> Result<usize> {
     let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
-    match m.tun_ctl() {
-        TunMsgCtl::XdpBatch(mut batch) => {
-            // As tun.c, bottom halves off and an RCU read section across
-            // the batch, not per packet. Deliberate difference: the first
-            // flow of a device (several queues) is recorded outside them,
-            // as a write's is: it allocates the flow table's entries, which
-            // may sleep (tun.c allocates each flow with GFP_ATOMIC there).
-            loop {
-                let bh = sys::BhDisabled::new();
-                let rcu = rcu::read_lock();
-                let mut rxhash = 0;
-                while let Some(xdp) = batch.next() {
-                    let more = batch.remaining() != 0;
-                    // As tun.c, a buffer's failure is its own (counted there).
-                    if let Ok(h @ 1..) = tun_xdp_one(&dev, tfile, xdp, more, &bh) {
-                        // Once the table's entries exist, recording a flow
-                        // allocates nothing and stays in the section.
-                        if dev.priv_().flows.has_pool() {
-                            tun_flow_update(dev.priv_(), h, tfile);
-                        } else {
-                            rxhash = h;
-                            break;
-                        }
-                    }
-                }
-                drop(rcu);
-                drop(bh);
-                if rxhash == 0 {
-                    break;
-                }
-                tun_flow_update(dev.priv_(), rxhash, tfile);
-            }
-            return Ok(total_len);
-        }
-        TunMsgCtl::Zerocopy => return Err(errno::EOPNOTSUPP()),
-        TunMsgCtl::None => {}
+    if m.zerocopy() {
+        return Err(errno::EOPNOTSUPP());
     }
     let noblock = m.flags() & bindings::RTUN_MSG_DONTWAIT != 0;
     tun_get_user(&dev, tfile, &mut m.source(), noblock)
 }
 
+/// `tun_sendmsg()` of vhost-net's transmit batch (`TUN_MSG_PTR`): each
+/// buffer through `tun_xdp_one()`; the sender's length is returned
+/// whatever became of each. With `IFF_NAPI` the context is scheduled once
+/// the batch is queued, if any buffer was (tun.c's `queued`), whatever
+/// became of the last.
+fn tun_sendmsg_batch<'b>(tfile: &TunFile, offer: BatchOffer<'b>) -> BatchVerdict<'b> {
+    // `EBADFD` before the batch is taken: the sender frees its buffers.
+    let Some(dev) = tfile.tun.get() else {
+        return Err(offer.refuse(errno::EBADFD()));
+    };
+    let (mut batch, taken) = offer.take();
+    let mut queued = false;
+    // As tun.c, bottom halves off and an RCU read section across the
+    // batch, not per packet. Deliberate difference: the first flow of a
+    // device (several queues) is recorded outside them, as a write's is: it
+    // allocates the flow table's entries, which may sleep (tun.c allocates
+    // each flow with GFP_ATOMIC there).
+    loop {
+        let bh = sys::BhDisabled::new();
+        let rcu = rcu::read_lock();
+        let mut rxhash = 0;
+        for xdp in batch.by_ref() {
+            // As tun.c, a buffer's failure is its own (counted there).
+            let Ok(one) = tun_xdp_one(&dev, tfile, xdp, &bh) else {
+                continue;
+            };
+            queued |= one.queued;
+            if one.rxhash == 0 {
+                continue;
+            }
+            // Once the table's entries exist, recording a flow allocates
+            // nothing and stays in the section.
+            if dev.priv_().flows.has_pool() {
+                tun_flow_update(dev.priv_(), one.rxhash, tfile);
+            } else {
+                rxhash = one.rxhash;
+                break;
+            }
+        }
+        drop(rcu);
+        drop(bh);
+        if rxhash == 0 {
+            break;
+        }
+        tun_flow_update(dev.priv_(), rxhash, tfile);
+    }
+    if queued {
+        tun_napi_schedule(tfile);
+    }
+    Ok(taken)
+}
+
+/// What became of one buffer of a batch ([`tun_xdp_one`]).
+struct XdpOne {
+    /// The flow hash to record (`tun_flow_update()`, the caller's), 0 for
+    /// none.
+    rxhash: u32,
+    /// It went onto the NAPI queue (tun.c's `ret` of 1), whose context the
+    /// batch schedules at its end.
+    queued: bool,
+}
+
 /// `tun_xdp_one()` without an XDP program (rust_tun has none): an skb
 /// around one of vhost-net's buffers, its virtio-net header applied, into
-/// the stack (or, with `IFF_NAPI`, onto the NAPI queue; `more` while the
-/// batch goes on, so the context is scheduled once at its end or past a
-/// poll's weight). Returns the flow hash to record (`tun_flow_update()`,
-/// the caller's), 0 for none.
+/// the stack (or, with `IFF_NAPI`, onto the NAPI queue, scheduled by the
+/// batch at its end or here past a poll's weight).
 fn tun_xdp_one(
     dev: &TunDev,
     tfile: &TunFile,
     xdp: XdpBuff<'_>,
-    more: bool,
     bh: &sys::BhDisabled,
-) -> Result<u32> {
+) -> Result<XdpOne> {
     let tun = dev.priv_();
     let datasize = xdp.len();
     // 6.12 has no UDP tunnel GSO: no header size to read per packet.
@@ -157,13 +184,14 @@ fn tun_xdp_one(
     } else {
         0
     };
-    if tun_napi_enabled(tfile) {
-        tun_napi_queue(tfile, skb, more)?;
+    let queued = tun_napi_enabled(tfile);
+    if queued {
+        tun_napi_queue(tfile, skb, true)?;
     } else {
         skb.netif_receive_skb(bh);
     }
     dev.sw_netstats_rx_add(datasize as u32);
-    Ok(rxhash)
+    Ok(XdpOne { rxhash, queued })
 }
 
 /// `tun_recvmsg()`: vhost-net's receive, the packet it consumed from the
@@ -173,7 +201,7 @@ fn tun_xdp_one(
 #[inline(always)]
 fn tun_recvmsg(
     tfile: &TunFile,
-    m: &mut MsgHdr<'_>,
+    m: &mut RecvMsg<'_>,
     entry: Option<SkBuff>,
     total_len: usize,
     flags: u32,

@@ -2,7 +2,8 @@
 
 //! The operations of a driver's sockets for in-kernel users holding the
 //! socket's file (tun.c's `tun_socket_ops`, which vhost-net calls):
-//! [`SockOps`], the `msghdr` they see ([`MsgHdr`]), and the `proto_ops`
+//! [`SockOps`], the `msghdr`s they see ([`SendMsg`], [`RecvMsg`]), a
+//! `TUN_MSG_PTR` batch offered ([`BatchOffer`]), and the `proto_ops`
 //! built from them ([`Proto`](super::Proto)'s).
 
 use super::chrdev::FileOps;
@@ -23,14 +24,23 @@ use kernel::prelude::*;
 /// ([`FileSocket`](super::FileSocket)), and the caller's reference on the
 /// file keeps it alive (`tun_get_socket()`'s contract).
 pub(crate) trait SockOps: FileOps {
-    /// `sendmsg`: a packet from `msg`'s iterator, as a write.
-    fn sendmsg(data: &Self::Data, msg: &mut MsgHdr<'_>, total_len: usize) -> Result<usize>;
+    /// `sendmsg` of a packet in `msg`'s iterator, as a write (what every
+    /// sender but a `TUN_MSG_PTR` batch sends).
+    fn sendmsg(data: &Self::Data, msg: &mut SendMsg<'_>, total_len: usize) -> Result<usize>;
+    /// `sendmsg` of a `TUN_MSG_PTR` batch (vhost-net's): the driver refuses
+    /// it ([`BatchOffer::refuse`]: the sender keeps its buffers and frees
+    /// them) or takes it ([`BatchOffer::take`]: the buffers are the
+    /// driver's, and the call returns the sender's `total_len` whatever
+    /// became of each). Nothing else makes a [`BatchVerdict`]: a batch
+    /// taken cannot be answered with an error, whose sender would free its
+    /// pages a second time.
+    fn sendmsg_batch<'b>(data: &Self::Data, batch: BatchOffer<'b>) -> BatchVerdict<'b>;
     /// `recvmsg`: a packet into `msg`'s iterator -- `entry`, the one the
     /// caller took from the file's ring (`msg_control`), if it passed one;
     /// returns its full size, of which `total_len` bytes fit.
     fn recvmsg(
         data: &Self::Data,
-        msg: &mut MsgHdr<'_>,
+        msg: &mut RecvMsg<'_>,
         entry: Option<SkBuff>,
         total_len: usize,
         flags: u32,
@@ -39,107 +49,169 @@ pub(crate) trait SockOps: FileOps {
     fn peek_len(data: &Self::Data) -> i32;
 }
 
-/// A `struct msghdr` handed to [`SockOps`] by an in-kernel caller.
+/// A `struct msghdr` handed to [`SockOps::sendmsg`] by an in-kernel
+/// sender: the data to send, its flags and whether it came with zerocopy
+/// buffers. Its `msg_control` is not reachable: the adapter read it, and a
+/// `TUN_MSG_PTR` batch went to [`SockOps::sendmsg_batch`] instead.
 ///
 /// # Invariants
 ///
 /// Points to a live `msghdr` whose `msg_iter` is initialised, for `'a`.
-pub(crate) struct MsgHdr<'a>(*mut bindings::msghdr, PhantomData<&'a mut bindings::msghdr>);
-
-/// What a sender's `msg_control` carries (tun.c's `struct tun_msg_ctl`).
-pub(crate) enum TunMsgCtl<'a> {
-    /// Nothing: the packet is `msg_iter`.
-    None,
-    /// `TUN_MSG_PTR`: a batch of `xdp_buff`s, vhost-net's transmit batch
-    /// (it builds one whenever the socket's send buffer is unlimited).
-    XdpBatch(XdpBatch<'a>),
-    /// Zerocopy buffers (`ctl->ptr` of any other type): what vhost-net
-    /// sends only to a socket with `SOCK_ZEROCOPY`.
-    Zerocopy,
+pub(crate) struct SendMsg<'a> {
+    msg: *mut bindings::msghdr,
+    zerocopy: bool,
+    _p: PhantomData<&'a mut bindings::msghdr>,
 }
 
-impl MsgHdr<'_> {
+/// A `struct msghdr` handed to [`SockOps::recvmsg`] by an in-kernel
+/// receiver (its `msg_control`, a ring entry, was taken by the adapter).
+///
+/// # Invariants
+///
+/// Points to a live `msghdr` whose `msg_iter` is initialised, for `'a`.
+pub(crate) struct RecvMsg<'a>(*mut bindings::msghdr, PhantomData<&'a mut bindings::msghdr>);
+
+/// An invariant lifetime: a batch's verdict belongs to its own call.
+type Brand<'b> = PhantomData<fn(&'b ()) -> &'b ()>;
+
+/// A `TUN_MSG_PTR` batch offered to [`SockOps::sendmsg_batch`]: `num`
+/// `xdp_buff`s, each with a page reference the sender gives up only if
+/// the driver takes the batch. Dropping the offer unanswered is not
+/// possible: the verdict is made from it.
+///
+/// # Invariants
+///
+/// `bufs` points to `num` `xdp_buff`s as `vhost_net_build_xdp()` fills
+/// them, live for the call `'b`, each owning one page reference that is
+/// the sender's while the offer stands.
+pub(crate) struct BatchOffer<'b> {
+    bufs: *mut bindings::xdp_buff,
+    num: usize,
+    _brand: Brand<'b>,
+}
+
+/// A batch taken ([`BatchOffer::take`]): `sendmsg` returns its `total_len`.
+pub(crate) struct BatchTaken<'b>(Brand<'b>);
+
+/// A batch refused ([`BatchOffer::refuse`]): `sendmsg` returns the error,
+/// and the sender frees its buffers.
+pub(crate) struct BatchRefused<'b>(Error, Brand<'b>);
+
+/// The driver's answer to a [`BatchOffer`], made only from the offer.
+pub(crate) type BatchVerdict<'b> = core::result::Result<BatchTaken<'b>, BatchRefused<'b>>;
+
+impl<'b> BatchOffer<'b> {
+    /// Takes the buffers: each is the driver's now, to build an skb around
+    /// or to give back ([`XdpBatch`] puts those it did not hand out).
+    pub(crate) fn take(self) -> (XdpBatch<'b>, BatchTaken<'b>) {
+        // SAFETY: The buffers of the type invariants, live for `'b`; their
+        // page references pass to the batch here, once: `self` is consumed.
+        let batch = unsafe { XdpBatch::new(self.bufs, self.num) };
+        (batch, BatchTaken(PhantomData))
+    }
+
+    /// Refuses the batch with `e`: its buffers stay the sender's.
+    pub(crate) fn refuse(self, e: Error) -> BatchRefused<'b> {
+        BatchRefused(e, PhantomData)
+    }
+}
+
+impl SendMsg<'_> {
     /// `msg->msg_flags`.
     pub(crate) fn flags(&self) -> u32 {
         // SAFETY: A live msghdr (type invariants).
-        unsafe { (*self.0).msg_flags }
+        unsafe { (*self.msg).msg_flags }
     }
 
-    /// Sets `MSG_TRUNC` in `msg->msg_flags` (recvmsg: the packet was
-    /// longer than the room for it).
-    pub(crate) fn set_trunc(&mut self) {
-        // SAFETY: A live msghdr (type invariants), ours to write for the
-        // call.
-        unsafe { (*self.0).msg_flags |= bindings::RTUN_MSG_TRUNC };
+    /// Whether the sender passed zerocopy buffers (a `msg_control` other
+    /// than a `TUN_MSG_PTR` batch, with a `ptr`: what vhost-net sends only
+    /// to a socket with `SOCK_ZEROCOPY`).
+    pub(crate) fn zerocopy(&self) -> bool {
+        self.zerocopy
     }
 
     /// The data to send (`msg->msg_iter`).
     pub(crate) fn source(&mut self) -> IovIterSource<'_> {
         // SAFETY: An initialised iterator of the sender's (type
         // invariants), borrowed with `self`.
-        unsafe { IovIterSource::from_raw(ptr::addr_of_mut!((*self.0).msg_iter)) }
+        unsafe { IovIterSource::from_raw(ptr::addr_of_mut!((*self.msg).msg_iter)) }
+    }
+}
+
+impl RecvMsg<'_> {
+    /// Sets `MSG_TRUNC` in `msg->msg_flags` (the packet was longer than
+    /// the room for it).
+    pub(crate) fn set_trunc(&mut self) {
+        // SAFETY: A live msghdr (type invariants), ours to write for the
+        // call.
+        unsafe { (*self.0).msg_flags |= bindings::RTUN_MSG_TRUNC };
     }
 
     /// The room to receive into (`msg->msg_iter`).
     pub(crate) fn dest(&mut self) -> IovIterDest<'_> {
-        // SAFETY: As in `source`.
+        // SAFETY: An initialised iterator of the receiver's (type
+        // invariants), borrowed with `self`.
         unsafe { IovIterDest::from_raw(ptr::addr_of_mut!((*self.0).msg_iter)) }
     }
+}
 
-    /// A sender's `msg_control` (tun.c's `tun_sendmsg()`: a `struct
-    /// tun_msg_ctl` of `TUN_MSG_PTR` is a batch of `xdp_buff`s; otherwise
-    /// its `ptr`, if any, is zerocopy buffers).
-    pub(crate) fn tun_ctl(&mut self) -> TunMsgCtl<'_> {
-        // SAFETY: A live msghdr (type invariants).
-        let (ctl, len) = unsafe {
-            (
-                (*self.0)
-                    .__bindgen_anon_1
-                    .msg_control
-                    .cast::<bindings::tun_msg_ctl>(),
-                (*self.0).msg_controllen,
-            )
-        };
-        if ctl.is_null() {
-            return TunMsgCtl::None;
-        }
-        // SAFETY: An in-kernel sender's `msg_control` is its `tun_msg_ctl`
-        // (tun.c reads it so whatever `msg_controllen` says).
-        let (ty, num, ptr) = unsafe { ((*ctl).type_, (*ctl).num, (*ctl).ptr) };
-        if len == core::mem::size_of::<bindings::tun_msg_ctl>() && ty == bindings::RTUN_TUN_MSG_PTR
-        {
-            // SAFETY: `TUN_MSG_PTR`: `ptr` is an array of `num` `xdp_buff`s
-            // the sender filled and hands over for this call (vhost-net's
-            // `vhost_tx_batch()`), each owning a page reference.
-            return TunMsgCtl::XdpBatch(unsafe { XdpBatch::new(ptr.cast(), num.into()) });
-        }
-        if ptr.is_null() {
-            TunMsgCtl::None
-        } else {
-            TunMsgCtl::Zerocopy
-        }
-    }
+/// What a sender's `msg_control` carries (tun.c's `tun_sendmsg()`: a
+/// `struct tun_msg_ctl` of `TUN_MSG_PTR` is a batch of `xdp_buff`s;
+/// otherwise its `ptr`, if any, is zerocopy buffers).
+enum SendCtl {
+    /// Nothing, or zerocopy buffers (`true`): the packet is `msg_iter`.
+    Iter(bool),
+    /// `TUN_MSG_PTR`: `num` buffers at the pointer.
+    Batch(*mut bindings::xdp_buff, usize),
+}
 
-    /// recvmsg's `msg_control`: the packet the caller consumed from the
-    /// file's ring (`vhost_net_buf_consume()`), now ours; `None` if it
-    /// passed none.
-    ///
-    /// # Safety
-    ///
-    /// A non-null `msg_control` is an entry the caller took from a ring of
-    /// this driver's (an owned skb), given to this call.
-    unsafe fn take_ring_entry(&mut self) -> Option<SkBuff> {
-        // SAFETY: A live msghdr (type invariants).
-        let p = unsafe { (*self.0).__bindgen_anon_1.msg_control };
-        // SAFETY: As the caller guarantees.
-        NonNull::new(p.cast::<bindings::sk_buff>()).map(|p| unsafe { SkBuff::from_raw(p.as_ptr()) })
+/// Reads a sender's `msg_control`.
+///
+/// # Safety
+///
+/// `m` is a live `msghdr` of an in-kernel sender, whose `msg_control`, if
+/// not null, is a `struct tun_msg_ctl` (tun.c reads it so whatever
+/// `msg_controllen` says).
+unsafe fn send_ctl(m: *mut bindings::msghdr) -> SendCtl {
+    // SAFETY: A live msghdr (the caller).
+    let (ctl, len) = unsafe {
+        (
+            (*m).__bindgen_anon_1
+                .msg_control
+                .cast::<bindings::tun_msg_ctl>(),
+            (*m).msg_controllen,
+        )
+    };
+    if ctl.is_null() {
+        return SendCtl::Iter(false);
     }
+    // SAFETY: A `tun_msg_ctl` (the caller).
+    let (ty, num, ptr) = unsafe { ((*ctl).type_, (*ctl).num, (*ctl).ptr) };
+    if len == core::mem::size_of::<bindings::tun_msg_ctl>() && ty == bindings::RTUN_TUN_MSG_PTR {
+        return SendCtl::Batch(ptr.cast(), num.into());
+    }
+    SendCtl::Iter(!ptr.is_null())
+}
+
+/// recvmsg's `msg_control`: the packet the caller consumed from the
+/// file's ring (`vhost_net_buf_consume()`), now ours; `None` if it
+/// passed none.
+///
+/// # Safety
+///
+/// `m` is a live `msghdr`; a non-null `msg_control` is an entry the caller
+/// took from a ring of this driver's (an owned skb), given to this call.
+unsafe fn take_ring_entry(m: *mut bindings::msghdr) -> Option<SkBuff> {
+    // SAFETY: A live msghdr (the caller).
+    let p = unsafe { (*m).__bindgen_anon_1.msg_control };
+    // SAFETY: As the caller guarantees.
+    NonNull::new(p.cast::<bindings::sk_buff>()).map(|p| unsafe { SkBuff::from_raw(p.as_ptr()) })
 }
 
 impl Sock {
     /// `sock_recv_errqueue(sk, msg, len, SOL_PACKET, TUN_TX_TIMESTAMP)`:
     /// tun.c's `recvmsg` with `MSG_ERRQUEUE`.
-    pub(crate) fn recv_errqueue(&self, msg: &mut MsgHdr<'_>, len: usize) -> Result<usize> {
+    pub(crate) fn recv_errqueue(&self, msg: &mut RecvMsg<'_>, len: usize) -> Result<usize> {
         // SAFETY: A live socket; a live msghdr.
         let r = unsafe {
             bindings::sock_recv_errqueue(
@@ -186,12 +258,15 @@ impl<T: SockOps> SockOpsAdapter<T> {
         }
     }
 
-    /// `proto_ops.sendmsg`.
+    /// `proto_ops.sendmsg`: a `TUN_MSG_PTR` batch to
+    /// [`SockOps::sendmsg_batch`], anything else to [`SockOps::sendmsg`].
     ///
     /// # Safety
     ///
-    /// The socket layer's call on one of `T`'s sockets, by a caller that
-    /// holds the file it stands for; `m` (if any) is a live `msghdr`.
+    /// The socket layer's call on one of `T`'s sockets, by an in-kernel
+    /// caller that holds the file it stands for; `m` is a live `msghdr`
+    /// whose `msg_control`, if any, is a `struct tun_msg_ctl` (tun.c's
+    /// contract with vhost-net, the one sender that passes one).
     unsafe extern "C" fn sendmsg(
         sock: *mut bindings::socket,
         m: *mut bindings::msghdr,
@@ -202,11 +277,34 @@ impl<T: SockOps> SockOpsAdapter<T> {
         let Some(data) = (unsafe { Self::data(sock) }) else {
             return -(bindings::EBADFD as c_int);
         };
-        // INVARIANT: The caller's live msghdr.
-        let mut msg = MsgHdr(m, PhantomData);
-        match T::sendmsg(data, &mut msg, total_len) {
-            Ok(n) => n as c_int,
-            Err(e) => e.to_errno(),
+        // SAFETY: The caller's live msghdr, whose control is a
+        // `tun_msg_ctl` if any.
+        match unsafe { send_ctl(m) } {
+            SendCtl::Batch(bufs, num) => {
+                // INVARIANT: `num` buffers the sender filled for this
+                // call, their pages still its own.
+                let offer = BatchOffer {
+                    bufs,
+                    num,
+                    _brand: PhantomData,
+                };
+                match T::sendmsg_batch(data, offer) {
+                    Ok(BatchTaken(_)) => total_len as c_int,
+                    Err(BatchRefused(e, _)) => e.to_errno(),
+                }
+            }
+            SendCtl::Iter(zerocopy) => {
+                // INVARIANT: The caller's live msghdr.
+                let mut msg = SendMsg {
+                    msg: m,
+                    zerocopy,
+                    _p: PhantomData,
+                };
+                match T::sendmsg(data, &mut msg, total_len) {
+                    Ok(n) => n as c_int,
+                    Err(e) => e.to_errno(),
+                }
+            }
         }
     }
 
@@ -215,25 +313,25 @@ impl<T: SockOps> SockOpsAdapter<T> {
     /// # Safety
     ///
     /// The socket layer's call on one of `T`'s sockets, by a caller that
-    /// holds the file it stands for; `m` (if any) is a live `msghdr`.
+    /// holds the file it stands for; `m` is a live `msghdr`.
     unsafe extern "C" fn recvmsg(
         sock: *mut bindings::socket,
         m: *mut bindings::msghdr,
         total_len: usize,
         flags: c_int,
     ) -> c_int {
-        // INVARIANT: The caller's live msghdr.
-        let mut msg = MsgHdr(m, PhantomData);
         // SAFETY: A recvmsg caller's `msg_control` is null or an entry it
         // consumed from this socket's ring (tun.c's `tun_recvmsg()`
         // contract, which vhost-net keeps: `vhost_net_buf_consume()`); it
         // is ours now, freed if unused.
-        let entry = unsafe { msg.take_ring_entry() };
+        let entry = unsafe { take_ring_entry(m) };
         // SAFETY: As in `sendmsg`.
         let Some(data) = (unsafe { Self::data(sock) }) else {
             drop(entry);
             return -(bindings::EBADFD as c_int);
         };
+        // INVARIANT: The caller's live msghdr.
+        let mut msg = RecvMsg(m, PhantomData);
         match T::recvmsg(data, &mut msg, entry, total_len, flags as u32) {
             Ok(n) => n as c_int,
             Err(e) => e.to_errno(),

@@ -20,8 +20,7 @@ use kernel::prelude::*;
 ///
 /// `bufs` yields live `xdp_buff`s as `vhost_net_build_xdp()` fills them,
 /// each owning one page reference; those not yielded yet are released on
-/// drop. (A slice iterator: one pointer compare per buffer, and what is
-/// left is known without a counter of its own.)
+/// drop. (A slice iterator: one pointer compare per buffer.)
 pub(crate) struct XdpBatch<'a> {
     bufs: core::slice::Iter<'a, bindings::xdp_buff>,
 }
@@ -42,12 +41,6 @@ impl XdpBatch<'_> {
         };
         // INVARIANT: As the caller guarantees.
         Self { bufs: bufs.iter() }
-    }
-
-    /// How many buffers are left to hand out.
-    #[inline]
-    pub(crate) fn remaining(&self) -> usize {
-        self.bufs.len()
     }
 }
 

@@ -24,7 +24,7 @@
 use super::netdev::device::NetDevice;
 use super::skb::SkBuff;
 use super::skb_queue::SkbQueue;
-use super::sync::lock::BhOff;
+use super::sync::lock::{BhDisabled, BhOff};
 use super::sync::rtnl::Rtnl;
 use super::NET_SKB_PAD;
 use crate::bindings;
@@ -306,6 +306,22 @@ impl<O: HasNapi> NapiContext<'_, O> {
             bindings::get_state_synchronize_rcu_full(gp.as_mut_ptr());
             *self.state.deleted.get() = Some(gp.assume_init());
             bindings::dev_put(dev);
+        }
+    }
+
+    /// `napi_schedule()` of the context, if it is enabled (tun.c's at the
+    /// end of a batch that queued packets); a context disabled or deleted
+    /// is left alone.
+    pub(crate) fn schedule(&self) {
+        let _bh = BhDisabled::new();
+        if self.state.get() == State::Enabled {
+            // SAFETY: Added (state), so `napi` is initialised; with bottom
+            // halves off (an RCU read section) it stays in memory even if
+            // it is disabled and deleted from here on: the owner's drop
+            // waits for the grace period `del` takes its cookie for. A
+            // context disabled in between ignores the schedule
+            // (`NAPI_STATE_DISABLE`), as `queue_tail`'s does.
+            unsafe { bindings::napi_schedule(self.napi) };
         }
     }
 
