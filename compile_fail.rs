@@ -8,12 +8,20 @@
 //! replacement of the slot, a device found under rtnl cannot leave the
 //! lock's section, rtnl-locked data is never shared and mutable at once,
 //! an `RcuArc` is only as thread-safe as what it holds, and a per-device
-//! debugfs file reads only the kind of device it was made for, and a poll
-//! table takes only wait queues that live as long as the polled file.
+//! debugfs file reads only the kind of device it was made for, a poll
+//! table takes only wait queues that live as long as the polled file, a
+//! `TUN_MSG_PTR` batch is taken once and never answered with an error once
+//! taken, a send header and a receive header are different things, a
+//! device unpublished from an `RcuDev` is not used after, only `ndo_uninit`
+//! unpublishes without a grace period, and a timer's owner stays whole
+//! while the timer may fire.
 
 #![allow(dead_code, unused_variables, unused_imports)]
 
-use crate::sys::{DebugfsFops, DevTextFile, NetDevice, NetNs, RcuArc, Rtnl, RtnlLocked, TextBuf};
+use crate::sys::{
+    BatchOffer, BatchVerdict, DebugfsFops, DevTextFile, NetDevice, NetNs, RcuArc, RcuDev, RecvMsg,
+    Rtnl, RtnlLocked, TextBuf, Timed, TimerCallback,
+};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 
@@ -92,4 +100,98 @@ fn dev_file_of_other_priv(dev: &crate::TunDev) {
 #[cfg(rtun_compile_fail = "poll_wait_foreign_queue")]
 fn poll_wait_foreign_queue<'f>(table: &crate::sys::PollTable<'f>, other: &crate::sys::Sock) {
     table.wait(other.wq());
+}
+
+/// E0382: a batch's buffers are taken once (a second `XdpBatch` over the
+/// same buffers would put each page twice).
+#[cfg(rtun_compile_fail = "batch_taken_twice")]
+fn batch_taken_twice<'b>(offer: BatchOffer<'b>) -> BatchVerdict<'b> {
+    let (first, _) = offer.take();
+    drop(first);
+    let (_second, taken) = offer.take();
+    Ok(taken)
+}
+
+/// E0382: once taken, a batch cannot be refused (the sender would free
+/// the pages the driver already put).
+#[cfg(rtun_compile_fail = "batch_refused_after_take")]
+fn batch_refused_after_take<'b>(offer: BatchOffer<'b>) -> BatchVerdict<'b> {
+    let (batch, _taken) = offer.take();
+    drop(batch);
+    Err(offer.refuse(EINVAL))
+}
+
+/// A verdict belongs to its own call: one taken from another call's
+/// batch does not answer this one ("lifetime may not live long enough").
+#[cfg(rtun_compile_fail = "batch_verdict_of_other_call")]
+fn batch_verdict_of_other_call<'a, 'b>(
+    other: BatchOffer<'a>,
+    offer: BatchOffer<'b>,
+) -> BatchVerdict<'b> {
+    let (_batch, taken) = other.take();
+    drop(offer.refuse(EINVAL));
+    Ok(taken)
+}
+
+/// E0599: a receive header has no data to send (nor a sender's control
+/// message: its `msg_control` is a ring entry).
+#[cfg(rtun_compile_fail = "recv_header_as_sender")]
+fn recv_header_as_sender(m: &mut RecvMsg<'_>) -> bool {
+    m.zerocopy()
+}
+
+/// E0502: a device read out of an `RcuDev` under rtnl cannot be used
+/// across its unpublish (whose reference may be the last one of a device
+/// unregistered earlier: `netdev_run_todo()` frees it without rtnl).
+#[cfg(rtun_compile_fail = "rcudev_ref_across_clear")]
+fn rcudev_ref_across_clear(slot: &RcuDev<u32>) {
+    Rtnl::with(|rtnl| {
+        if let Some(dev) = slot.get_rtnl(rtnl) {
+            slot.clear(rtnl);
+            let _ = dev.priv_();
+        }
+    });
+}
+
+/// E0423: only `ndo_uninit`'s trampoline makes the proof that the device
+/// is in its `ndo_uninit` (unpublishing it without a grace period is
+/// sound only there).
+#[cfg(rtun_compile_fail = "uninit_proof_forged")]
+fn uninit_proof_forged(dev: &crate::TunDev, slot: &RcuDev<crate::Tun>) {
+    Rtnl::with(|rtnl| slot.unpublish_uninit(&crate::sys::InUninit(dev), rtnl));
+}
+
+/// A timer's callback state for the cases below.
+struct Ageing(AtomicU32);
+
+impl TimerCallback for Ageing {
+    fn timer_fired(this: &Timed<Self>) {
+        this.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// E0277: an armed `Timed` cannot be moved out of its pinned box (and its
+/// memory freed) while the timer may fire: it is not `Unpin`.
+#[cfg(rtun_compile_fail = "timed_moved_while_armed")]
+fn timed_moved_while_armed(t: Pin<KBox<Timed<Ageing>>>) {
+    t.mod_timer(crate::sys::jiffies() + crate::sys::HZ);
+    let boxed = Pin::into_inner(t);
+    drop(KBox::into_inner(boxed));
+}
+
+/// E0596: the callback's state cannot be changed under it (no `&mut` into
+/// a `Timed`).
+#[cfg(rtun_compile_fail = "timed_state_mut")]
+fn timed_state_mut(t: &mut Timed<Ageing>) {
+    let state: &mut Ageing = &mut *t;
+    *state = Ageing(AtomicU32::new(0));
+}
+
+/// E0277: the callback shares the state with its softirq: `Sync` only.
+#[cfg(rtun_compile_fail = "timer_state_needs_sync")]
+fn timer_state_needs_sync() {
+    struct NotSync(core::cell::Cell<u32>);
+    impl TimerCallback for NotSync {
+        fn timer_fired(_this: &Timed<Self>) {}
+    }
 }

@@ -27,7 +27,7 @@ use crate::flow_logic::{
     age_ms, flow_ageing, time_before, tun_hashfn, Ageing, MAX_TAP_FLOWS, TUN_NUM_FLOW_ENTRIES,
 };
 use crate::sys::{
-    self, impl_has_timer, new_spinlock_bh, rcu, rcu_cookie, HasTimer, OncePin, SpinLockBh, Timer,
+    self, new_spinlock_bh, rcu, rcu_cookie, OncePin, SpinLockBh, Timed, TimerCallback,
 };
 use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -168,13 +168,14 @@ impl FlowPool {
     }
 }
 
-/// The flow table of one device.
-#[pin_data(PinnedDrop)]
+/// The flow table of one device, with its ageing timer around it
+/// (`flow_gc_timer`: `tun_flow_cleanup`, shut down when the table goes,
+/// before anything its callback walks).
+pub(crate) type Flows = Timed<FlowTable>;
+
+/// The flow table of one device ([`Flows`] holds it with its timer).
+#[pin_data]
 pub(crate) struct FlowTable {
-    /// `flow_gc_timer`: `tun_flow_cleanup`. Shut down first when the table
-    /// goes (`PinnedDrop`), before anything its callback walks.
-    #[pin]
-    gc_timer: Timer<FlowTable>,
     pool: OncePin<FlowPool>,
     /// `ageing_time`, in jiffies: tun.c's is `TUN_FLOW_EXPIRE` (3 s),
     /// rust_tun's the `flow_ageing_ms` parameter at the device's creation
@@ -182,24 +183,20 @@ pub(crate) struct FlowTable {
     ageing_time: AtomicU64,
 }
 
-impl_has_timer!(FlowTable, gc_timer, tun_flow_cleanup);
-
-#[pinned_drop]
-impl PinnedDrop for FlowTable {
-    fn drop(self: Pin<&mut Self>) {
-        self.gc_timer.shutdown();
+impl TimerCallback for FlowTable {
+    fn timer_fired(flows: &Flows) {
+        tun_flow_cleanup(flows)
     }
 }
 
 impl FlowTable {
     /// `tun_flow_init()`: an empty table, ageing its flows after
     /// `ageing_time` jiffies; its entries come with the first flow.
-    pub(crate) fn new(ageing_time: u64) -> impl PinInit<Self> {
-        pin_init!(Self {
-            gc_timer <- Timer::new(),
+    pub(crate) fn new(ageing_time: u64) -> impl PinInit<Flows> {
+        Timed::new(pin_init!(Self {
             pool: OncePin::new(),
             ageing_time: AtomicU64::new(ageing_time),
-        })
+        }))
     }
 
     /// The entries, allocated now if this is the first flow (process
@@ -297,35 +294,6 @@ impl FlowTable {
         alloc.seal();
     }
 
-    /// The table half of `tun_flow_update()`: refresh the flow of `rxhash`
-    /// and return its `rps_rxhash` for the RFS record step, or create it,
-    /// make sure the ageing timer runs, and return `None`. Process context
-    /// (the write path): the first flow allocates the entries.
-    pub(crate) fn update(&self, rxhash: u32, queue_index: u16) -> Option<u32> {
-        let pool = self.pool_or_alloc()?;
-        let rcu = rcu::read_lock();
-        if let Some(e) = self.find(rxhash, &rcu) {
-            if e.queue_index.load(Ordering::Relaxed) != queue_index {
-                e.queue_index.store(queue_index, Ordering::Relaxed);
-            }
-            let now = sys::jiffies();
-            if e.updated.load(Ordering::Relaxed) != now {
-                e.updated.store(now, Ordering::Relaxed);
-            }
-            return Some(e.rps_rxhash.load(Ordering::Relaxed));
-        }
-        let mut alloc = pool.alloc.lock();
-        if self.find_idx(pool, rxhash).is_none() && alloc.flow_count < MAX_TAP_FLOWS {
-            self.create(pool, &mut alloc, rxhash, queue_index);
-        }
-        if !self.gc_timer.pending() {
-            let delay = self.ageing_time.load(Ordering::Relaxed);
-            self.gc_timer
-                .mod_timer(sys::round_jiffies_up(sys::jiffies().wrapping_add(delay)));
-        }
-        None
-    }
-
     /// `tun_flow_save_rps_rxhash()`.
     pub(crate) fn save_rps_rxhash(e: &FlowEntry, hash: u32) {
         if e.rps_rxhash.load(Ordering::Relaxed) != hash {
@@ -402,9 +370,40 @@ impl FlowTable {
     }
 }
 
+/// The steps of the table that arm its ageing timer.
+impl Timed<FlowTable> {
+    /// The table half of `tun_flow_update()`: refresh the flow of `rxhash`
+    /// and return its `rps_rxhash` for the RFS record step, or create it,
+    /// make sure the ageing timer runs, and return `None`. Process context
+    /// (the write path): the first flow allocates the entries.
+    pub(crate) fn update(&self, rxhash: u32, queue_index: u16) -> Option<u32> {
+        let pool = self.pool_or_alloc()?;
+        let rcu = rcu::read_lock();
+        if let Some(e) = self.find(rxhash, &rcu) {
+            if e.queue_index.load(Ordering::Relaxed) != queue_index {
+                e.queue_index.store(queue_index, Ordering::Relaxed);
+            }
+            let now = sys::jiffies();
+            if e.updated.load(Ordering::Relaxed) != now {
+                e.updated.store(now, Ordering::Relaxed);
+            }
+            return Some(e.rps_rxhash.load(Ordering::Relaxed));
+        }
+        let mut alloc = pool.alloc.lock();
+        if self.find_idx(pool, rxhash).is_none() && alloc.flow_count < MAX_TAP_FLOWS {
+            self.create(pool, &mut alloc, rxhash, queue_index);
+        }
+        if !self.pending() {
+            let delay = self.ageing_time.load(Ordering::Relaxed);
+            self.mod_timer(sys::round_jiffies_up(sys::jiffies().wrapping_add(delay)));
+        }
+        None
+    }
+}
+
 /// `tun_flow_cleanup()`: the ageing timer. Deletes expired flows and
 /// re-arms for the earliest remaining expiry while any flow remains.
-fn tun_flow_cleanup(flows: &FlowTable) {
+fn tun_flow_cleanup(flows: &Flows) {
     let Some(pool) = flows.pool.get() else {
         return;
     };
@@ -427,6 +426,6 @@ fn tun_flow_cleanup(flows: &FlowTable) {
         }
     });
     if count != 0 {
-        flows.gc_timer.mod_timer(sys::round_jiffies_up(next_timer));
+        flows.mod_timer(sys::round_jiffies_up(next_timer));
     }
 }

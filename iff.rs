@@ -8,7 +8,7 @@
 use crate::ioctl::{IFNAMSIZ, IFREQ_LEN};
 use crate::link::{link_ops, TunDriver, TUN_ATTR_GROUP};
 use crate::queue::{__tun_detach, tun_attach, tun_force_wake_queue};
-use crate::sys::{self, compat, NameAssign, NetDeviceBuilder, Rtnl};
+use crate::sys::{self, compat, NameAssign, NetDevice, NetDeviceBuilder, Rtnl};
 use crate::{
     bindings, dropin, DevKind, Tun, TunDev, TunFile, IFF_ATTACH_QUEUE, IFF_DETACH_QUEUE,
     IFF_MULTI_QUEUE, IFF_NAPI, IFF_NAPI_FRAGS, IFF_NOFILTER, IFF_NO_CARRIER, IFF_PERSIST, IFF_TAP,
@@ -178,8 +178,9 @@ pub(crate) fn tun_set_iff<'g>(
             let dev = b.register(rtnl)?;
             // `free_netdev()` of a device whose registration failed does
             // not wait for references: as tun.c, the file learns of the
-            // device only once it is registered.
-            tfile.tun.set(Some(dev), rtnl);
+            // device only once it is registered (just now: this cannot
+            // fail).
+            tfile.tun.publish(dev, rtnl)?;
             dev
         }
     };
@@ -216,13 +217,23 @@ pub(crate) fn tun_get_iff(dev: &TunDev, ifr: &mut IfReq) {
 /// `IFF_DETACH_QUEUE`.
 pub(crate) fn tun_set_queue(tfile: ArcBorrow<'_, TunFile>, flags: u32) -> Result {
     Rtnl::with(|rtnl| {
+        // A counted reference (tun.c's `tun_get()`): the file's pointer to
+        // the device changes under the token below.
         let dev = if flags & IFF_ATTACH_QUEUE != 0 {
-            let dev = tfile.detached.get_rtnl(rtnl).ok_or(EINVAL)?;
+            let dev = tfile
+                .detached
+                .get_rtnl(rtnl)
+                .map(NetDevice::hold)
+                .ok_or(EINVAL)?;
             dev.priv_().security.get(rtnl).attach_queue()?;
-            tun_attach(dev, tfile, false, dev.priv_().flags(), true, rtnl)?;
+            tun_attach(&dev, tfile, false, dev.priv_().flags(), true, rtnl)?;
             dev
         } else if flags & IFF_DETACH_QUEUE != 0 {
-            let dev = tfile.tun.get_rtnl(rtnl).ok_or(EINVAL)?;
+            let dev = tfile
+                .tun
+                .get_rtnl(rtnl)
+                .map(NetDevice::hold)
+                .ok_or(EINVAL)?;
             if dev.priv_().flags() & IFF_MULTI_QUEUE == 0 || tfile.detached.get_rtnl(rtnl).is_some()
             {
                 return Err(EINVAL);

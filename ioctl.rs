@@ -6,7 +6,7 @@
 
 use crate::iff::{tun_get_iff, tun_set_iff, tun_set_queue, IfReq};
 use crate::sys::compat::user_slice;
-use crate::sys::{self, errno, IoctlAbi, Rtnl, SockFprog};
+use crate::sys::{self, errno, IoctlAbi, NetDevice, Rtnl, SockFprog};
 use crate::txfilter::{FilterUpdate, ETH_ALEN};
 use crate::{
     bindings, DevKind, Tun, TunDev, TunFile, IFF_DETACH_QUEUE, IFF_NOFILTER, IFF_NO_CARRIER,
@@ -237,7 +237,9 @@ pub(crate) fn tun_chr_ioctl(
     }
 
     Rtnl::with(|rtnl| {
-        let dev = tfile.tun.get_rtnl(rtnl);
+        // A counted reference, as tun.c's `tun_get()`: the calls below
+        // lend the token mutably (notifiers, the file's own detach).
+        let dev = tfile.tun.get_rtnl(rtnl).map(NetDevice::hold);
         if cmd == TUNSETIFF {
             if dev.is_some() {
                 return Err(EEXIST);
@@ -262,6 +264,7 @@ pub(crate) fn tun_chr_ioctl(
         }
 
         let dev = dev.ok_or_else(errno::EBADFD)?;
+        let dev: &TunDev = &dev;
         let tun = dev.priv_();
         netif_info_drv!(tun, dev, "tun_chr_ioctl cmd {}\n", cmd);
         let mut do_notify = false;

@@ -8,7 +8,8 @@
 
 use crate::napi::{tun_napi_del, tun_napi_disable, tun_napi_enable, tun_napi_init};
 use crate::sys::{
-    self, compat, poll, DevEvent, LinkOps, NetdevEvents, RingSlots, Rtnl, UnpublishedBatch,
+    self, compat, poll, DevEvent, InUninit, LinkOps, NetDevice, NetdevEvents, RingSlots, Rtnl,
+    UnpublishedBatch,
 };
 use crate::{
     link_ops, Tun, TunDev, TunFile, DEBUGFS_ROOT, DEV_FLOWS_FOPS, DEV_STATS_FOPS, IFF_MULTI_QUEUE,
@@ -76,7 +77,7 @@ fn tun_enable_queue(tun: &Tun, tfile: &TunFile, rtnl: &mut Rtnl<'_>) {
         }
     };
     tun.numdisabled.fetch_sub(1, Ordering::Relaxed);
-    tfile.detached.set(None, rtnl);
+    tfile.detached.clear(rtnl);
     drop(me);
 }
 
@@ -110,17 +111,22 @@ pub(crate) fn tun_force_wake_queue(dev: &TunDev, tfile: &TunFile) {
 /// booleans taken from the same word at every call. With `publish_tun`
 /// the file learns of the device (`tfile->tun`); without, from `ndo_init`,
 /// the caller publishes it once the device is registered.
-pub(crate) fn tun_attach<'g>(
-    dev: &'g TunDev,
+pub(crate) fn tun_attach(
+    dev: &TunDev,
     tfile: ArcBorrow<'_, TunFile>,
     skip_filter: bool,
     napi_flags: u32,
     publish_tun: bool,
-    rtnl: &mut Rtnl<'g>,
+    rtnl: &mut Rtnl<'_>,
 ) -> Result {
     let tun = dev.priv_();
     // The LSM first, before any check, as tun.c.
     tun.security.get(rtnl).attach(&tfile.sock)?;
+    // Only a registered device is published (`RcuDev::publish`): checked
+    // before anything changes.
+    if publish_tun && !dev.is_registered() {
+        return Err(EINVAL);
+    }
     let detached = tfile.detached.get_rtnl(rtnl).is_some();
     if tfile.tun.get_rtnl(rtnl).is_some() && !detached {
         return Err(EINVAL);
@@ -167,7 +173,7 @@ pub(crate) fn tun_attach<'g>(
         tun_napi_init(&tfile, dev, napi_flags & IFF_NAPI_FRAGS != 0, rtnl);
     }
     if publish_tun {
-        tfile.tun.set(Some(dev), rtnl);
+        tfile.tun.publish(dev, rtnl)?;
     }
     // The core learns of the queue before writers may record it (see
     // `tun_get_user`).
@@ -179,8 +185,9 @@ pub(crate) fn tun_attach<'g>(
 /// `__tun_detach()`: takes `tfile`'s queue away; with `clean` the file is
 /// being closed, without it the queue is disabled (`TUNSETQUEUE`).
 pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>) {
-    let dev = tfile.tun.get_rtnl(rtnl);
-    let detached = tfile.detached.get_rtnl(rtnl);
+    // Counted references: the file unpublishes them below.
+    let dev = tfile.tun.get_rtnl(rtnl).map(NetDevice::hold);
+    let detached = tfile.detached.get_rtnl(rtnl).map(NetDevice::hold);
 
     // The NAPI context goes with the file (`tun_napi_disable`,
     // `tun_napi_del`); a detached queue's is only disabled.
@@ -188,7 +195,7 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
         tun_napi_del(tfile, rtnl);
     }
 
-    if let (Some(dev), None) = (dev, detached) {
+    if let (Some(dev), None) = (&dev, &detached) {
         let tun = dev.priv_();
         let index = tfile.queue_index.load(Ordering::Relaxed) as usize;
         let last = tun.numqueues() as usize - 1;
@@ -213,7 +220,7 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
         };
         tun.numqueues.store(last as u32, Ordering::Release);
         if clean {
-            tfile.tun.set(None, rtnl);
+            tfile.tun.clear(rtnl);
         }
         // Waits for a grace period (tun.c's `synchronize_net()`): no
         // transmitter sees this queue after it.
@@ -222,7 +229,10 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
             if let Some(me) = me {
                 tun_disable_queue(tun, me, rtnl);
             }
-            tfile.detached.set(Some(dev), rtnl);
+            // The device is registered (its `ndo_uninit` detaches every
+            // file first), so this cannot fail; if it did, the file would
+            // stay on the disabled list, purged with the device.
+            let _ = tfile.detached.publish(dev, rtnl);
             tun_napi_disable(tfile, rtnl);
         } else {
             drop(me);
@@ -254,13 +264,13 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
             }
         }
         dev.set_real_num_queues(last as u32, rtnl);
-    } else if let (true, Some(dev)) = (clean, detached) {
+    } else if let (true, Some(dev)) = (clean, &detached) {
         tun_enable_queue(dev.priv_(), tfile, rtnl);
-        tfile.tun.set(None, rtnl);
+        tfile.tun.clear(rtnl);
     }
 
     if clean {
-        if let Some(dev) = dev.or(detached) {
+        if let Some(dev) = dev.as_ref().or(detached.as_ref()) {
             let tun = dev.priv_();
             if tun.numqueues() == 0 && tun.numdisabled() == 0 {
                 dev.carrier_off();
@@ -271,7 +281,7 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
         }
         // A detached file's ring (tun.c: ptr_ring_cleanup).
         let purged = tfile.ring.purge();
-        if let Some(dev) = dev.or(detached) {
+        if let Some(dev) = dev.as_ref().or(detached.as_ref()) {
             dev.priv_().stats.tx_purged_add(purged);
         }
     }
@@ -280,7 +290,11 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
 /// `tun_detach()`.
 pub(crate) fn tun_detach(tfile: &TunFile, clean: bool) {
     Rtnl::with(|rtnl| {
-        let dev = tfile.tun.get_rtnl(rtnl).or(tfile.detached.get_rtnl(rtnl));
+        let dev = tfile
+            .tun
+            .get_rtnl(rtnl)
+            .or(tfile.detached.get_rtnl(rtnl))
+            .map(NetDevice::hold);
         __tun_detach(tfile, clean, rtnl);
         if let Some(dev) = dev {
             if dev.is_registered() {
@@ -305,36 +319,44 @@ pub(crate) fn tun_net_init<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) -> Result {
 /// `tun_net_uninit()` / `tun_detach_all()`: the device is being
 /// unregistered; detach every queue, attached or disabled, wake readers,
 /// and after one grace period for all of them, purge their rings.
-pub(crate) fn tun_net_uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
-    let tun = dev.priv_();
+pub(crate) fn tun_net_uninit<'g>(dev: &InUninit<'g, Tun>, rtnl: &mut Rtnl<'g>) {
+    let tun = dev.dev().priv_();
     tun.debugfs.remove();
     let n = tun.numqueues() as usize;
-    let shut = |tfile: &TunFile, rtnl: &Rtnl<'g>| {
+    let shut = |tfile: &TunFile, rtnl: &mut Rtnl<'g>| {
         // The NAPI context goes now; the grace period below is the one its
         // memory waits for (tun.c: `netif_napi_del()`, one each, after it).
         tun_napi_del(tfile, rtnl);
         tfile.shutdown.store(true, Ordering::Relaxed);
-        tfile.tun.set(None, rtnl);
-        tfile.detached.set(None, rtnl);
+        tfile.tun.unpublish_uninit(dev, rtnl);
+        tfile.detached.unpublish_uninit(dev, rtnl);
         tfile.sock.wq().wake_up_poll(poll::IN | poll::ERR);
     };
     for slot in &tun.tfiles[..n] {
-        if let Some(tfile) = slot.get_rtnl(rtnl) {
-            shut(tfile, rtnl);
+        // A counted reference: the token is lent mutably below.
+        if let Some(tfile) = slot.get_arc_rtnl(rtnl) {
+            shut(&tfile, rtnl);
         }
     }
-    for_each_disabled(tun, rtnl, |tfile| shut(tfile, rtnl));
+    // Counted references, one at a time, as above.
+    let mut cur = tun.disabled.get(rtnl).clone();
+    while let Some(tfile) = cur {
+        shut(&tfile, rtnl);
+        cur = tfile.next_disabled.get(rtnl).clone();
+    }
     tun.numqueues.store(0, Ordering::Release);
     tun.numdisabled.store(0, Ordering::Relaxed);
-    let mut batch = UnpublishedBatch::with_capacity(n);
+    // One `synchronize_net()` for every queue, as tun.c. (The NAPI queues
+    // were purged by `napi_del()` in `shut`: nothing can be queued after.)
+    let mut batch = UnpublishedBatch::with_capacity(n, |tfile: Arc<TunFile>| {
+        tun.stats.tx_purged_add(tfile.ring.purge())
+    });
     for slot in &tun.tfiles[..n] {
         if let Some(old) = slot.replace(None, rtnl) {
             batch.push(old);
         }
     }
-    // One `synchronize_net()` for every queue, as tun.c. (The NAPI queues
-    // were purged by `napi_del()` in `shut`: nothing can be queued after.)
-    batch.finish(|tfile| tun.stats.tx_purged_add(tfile.ring.purge()));
+    batch.finish();
     // Disabled files were out of the transmitters' reach already; the list
     // comes apart one link at a time (no recursive drop of the chain).
     let mut cur = tun.disabled.get_mut(rtnl).take();

@@ -6,7 +6,7 @@
 //! netdevice notifier, LSM hooks), in the shape of the kernel's own Rust abstractions.
 //! It knows nothing of the driver: the driver implements traits
 //! ([`NetDriver`], [`NetDevOps`], [`NetdevEvents`], [`FileOps`],
-//! [`TextFile`], [`DevTextFile`], [`HasTimer`]) and generic adapters here
+//! [`TextFile`], [`DevTextFile`], [`TimerCallback`]) and generic adapters here
 //! turn them into the C tables at compile time. Every `unsafe` block of the
 //! module lives here (this file and `sys/`, one file per concept). C's
 //! inline functions and macros are called through the one-line helpers of
@@ -165,7 +165,7 @@ pub(crate) const NET_SKB_PAD: usize = bindings::RTUN_NET_SKB_PAD as usize;
 pub(crate) use napi::frags::{NapiFrags, NapiFragsLocked};
 pub(crate) use napi::{Napi, NapiPoll, NAPI_POLL_WEIGHT};
 pub(crate) use netdev::builder::{DevSetup, NameAssign, NetDeviceBuilder};
-pub(crate) use netdev::device::{NetDevice, RcuDev, IFF_UP, IFRU_LEN, SOCKADDR_LEN};
+pub(crate) use netdev::device::{InUninit, NetDevice, RcuDev, IFF_UP, IFRU_LEN, SOCKADDR_LEN};
 pub(crate) use netdev::ethtool::{Channels, DrvInfo, EthtoolOps, EthtoolTable, LinkKsettings};
 pub(crate) use netdev::link::{
     nla_total_size, LinkAttrs, LinkOps, LinkOpsRegistration, NetDriver, NlMsg,
@@ -198,9 +198,7 @@ pub(crate) use sync::lock::{
 };
 pub(crate) use sync::publish::{OncePin, RcuArc, Unpublished, UnpublishedBatch};
 pub(crate) use sync::rtnl::{Rtnl, RtnlLocked};
-pub(crate) use sync::time::{
-    impl_has_timer, jiffies, rcu_cookie, round_jiffies_up, HasTimer, Timer, HZ,
-};
+pub(crate) use sync::time::{jiffies, rcu_cookie, round_jiffies_up, Timed, TimerCallback, HZ};
 pub(crate) use sync::wait::{poll, PollTable};
 pub(crate) use sysfs::{AttrGroup, AttrList, DevAttrShow, DevAttribute, SysfsBuf};
 pub(crate) use vnet::{VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN, VNET_HDR_TNL_SIZE};

@@ -48,7 +48,7 @@ mod txfilter;
 mod vnet;
 mod xmit;
 
-use flow_table::FlowTable;
+use flow_table::{FlowTable, Flows};
 use link::{link_ops, tun_default_link_ksettings};
 use sys::{
     DebugfsFops, DebugfsRoot, DevDebugfs, DevOps, FileOperations, LinkKsettings, MiscDevice,
@@ -292,7 +292,7 @@ pub(crate) struct Tun {
     file: RtnlLocked<Option<(Arc<TunFile>, u32)>>,
     /// `tun->flows` and its ageing timer.
     #[pin]
-    flows: FlowTable,
+    flows: Flows,
     stats: TunStats,
     debugfs: DevDebugfs,
 }

@@ -8,8 +8,8 @@
 use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
 use crate::sys::{
-    compat, poll, rcu, smp_mb__after_atomic, BhOff, DropReason, FasyncBand, NetDevOps, Rtnl,
-    SkBuff, Stats64, TunSecurity, TxResult,
+    compat, poll, rcu, smp_mb__after_atomic, BhOff, DropReason, FasyncBand, InUninit, NetDevOps,
+    Rtnl, SkBuff, Stats64, TunSecurity, TxResult,
 };
 use crate::txfilter::ETH_ALEN;
 use crate::{ioctl, queue, rps, Tun, TunDev, TunFile};
@@ -36,7 +36,7 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     }
 
     /// `tun_net_uninit()`.
-    fn uninit<'g>(dev: &'g TunDev, rtnl: &mut Rtnl<'g>) {
+    fn uninit<'g>(dev: &InUninit<'g, Tun>, rtnl: &mut Rtnl<'g>) {
         queue::tun_net_uninit(dev, rtnl);
     }
 

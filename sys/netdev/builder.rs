@@ -109,7 +109,8 @@ impl<P: Sync> NetDeviceBuilder<P> {
         let p = core::mem::ManuallyDrop::new(self).0;
         // SAFETY: rtnl held; the device is fully set up, its private area
         // holds a `P` and is ours (the builder's, given up above); on
-        // failure `register_raw` dropped the `P`, and the device is freed.
+        // failure `register_raw` dropped the `P` (or left it to the
+        // destructor), and the device is freed (or marked to be).
         unsafe {
             if let Err(e) = register_raw::<P>(p.as_ptr()) {
                 bindings::free_netdev(p.as_ptr());
@@ -301,13 +302,19 @@ impl<P> DevSetup<P> {
 }
 
 /// `register_netdevice()` of a device whose private area holds a `P`,
-/// then its `priv_destructor`; on failure the `P` is dropped (the caller
-/// frees the device).
+/// then its `priv_destructor`; on failure the `P` is dropped, now or once
+/// the device is freed (the caller frees the device).
 ///
 /// `priv_destructor` is set only once registration succeeded: on failure
 /// `register_netdevice()` runs it on some paths and not on others (not
 /// when the name is invalid), so the caller could not tell whether the `P`
-/// was dropped. Unset, it never runs, and the failure path drops the `P`.
+/// was dropped. Unset, it never runs, and the failure path drops the `P`
+/// -- at once, unless a notifier vetoed `NETDEV_REGISTER`: the device was
+/// listed, so `register_netdevice()` unregistered it (`ndo_uninit`,
+/// notifiers) and it is freed by `netdev_run_todo()` once every reference
+/// is gone, which may rebroadcast `NETDEV_UNREGISTER` to notifiers that
+/// reach the `P` until then. There the `P` goes with the device, as
+/// tun.c's private data does (its `priv_destructor`, set in `tun_setup`).
 ///
 /// # Safety
 ///
@@ -317,9 +324,20 @@ pub(super) unsafe fn register_raw<P>(dev: *mut bindings::net_device) -> Result {
     // SAFETY: As the caller guarantees.
     let err = unsafe { bindings::register_netdevice(dev) };
     if err < 0 {
-        // SAFETY: Unregistered; no destructor ran (none was set), so the
-        // `P` is still there: drop it.
-        unsafe { free_priv::<P>(dev) };
+        // SAFETY: Ours (the caller's), rtnl held.
+        let state = unsafe { ptr::read_volatile(ptr::addr_of!((*dev).reg_state)) };
+        if u32::from(state) == bindings::RTUN_NETREG_UNREGISTERING {
+            // SAFETY: Vetoed after it was listed: unregistered in this rtnl
+            // section, freed in `rtnl_unlock()`'s `netdev_run_todo()`,
+            // which runs the destructor first (the caller's `free_netdev`
+            // only marks it `needs_free_netdev`); no destructor ran, so the
+            // `P` is still there.
+            unsafe { (*dev).priv_destructor = Some(free_priv::<P>) };
+        } else {
+            // SAFETY: Never listed; no destructor ran (none was set), so
+            // the `P` is still there: drop it.
+            unsafe { free_priv::<P>(dev) };
+        }
         return Err(Error::from_errno(err));
     }
     // SAFETY: Registered, and rtnl is held, so nobody can unregister the

@@ -264,8 +264,14 @@ impl<P> NetDevice<P> {
     /// `unregister_netdevice()`: `ndo_uninit` runs now (hence `&mut`); the
     /// device is freed later, in `rtnl_unlock()`, after its
     /// `priv_destructor`, once all references are gone.
+    /// A device not registered (already being unregistered) is left
+    /// alone: the core would `BUG()` on it.
     pub(crate) fn unregister(&self, _rtnl: &mut Rtnl<'_>) {
-        // SAFETY: A registered device; rtnl held.
+        if !self.is_registered() {
+            return;
+        }
+        // SAFETY: A registered device (checked, under rtnl, which
+        // unregistration needs); rtnl held.
         unsafe { bindings::unregister_netdevice_queue(self.as_ptr(), ptr::null_mut()) }
     }
 
@@ -515,11 +521,40 @@ impl<P> Drop for DevRef<P> {
 /// (tun.c's `tfile->tun` holds no reference; it relies on `tun_detach_all()`
 /// clearing every pointer in `ndo_uninit`, which the driver still does.)
 /// Dropping an `RcuDev` that still publishes a device leaks the reference.
+///
+/// Only registered devices are published ([`RcuDev::publish`]): one that never
+/// was can be freed at once, whatever its references.
 pub(crate) struct RcuDev<P>(AtomicPtr<bindings::net_device>, PhantomData<P>);
 
-/// The device whose `ndo_uninit` is running (set by [`Adapter::uninit`],
-/// under rtnl), for [`RcuDev::set`].
-pub(super) static UNINIT_DEV: AtomicPtr<bindings::net_device> = AtomicPtr::new(ptr::null_mut());
+/// A device whose `ndo_uninit` is running in this rtnl section
+/// ([`NetDevOps::uninit`](super::NetDevOps::uninit)'s argument, made only
+/// by its trampoline): unregistration's `synchronize_net()` comes after
+/// it, before the device can be freed, so unpublishing it here needs no
+/// grace period of its own ([`RcuDev::unpublish_uninit`]). (On a failed
+/// registration's `ndo_uninit` the device was never registered, so never
+/// published.)
+pub(crate) struct InUninit<'g, P>(&'g NetDevice<P>);
+
+impl<'g, P> InUninit<'g, P> {
+    /// # Safety
+    ///
+    /// `dev`'s `ndo_uninit` is running, under rtnl, for `'g`.
+    pub(super) unsafe fn new(dev: &'g NetDevice<P>) -> Self {
+        Self(dev)
+    }
+
+    /// The device.
+    pub(crate) fn dev(&self) -> &'g NetDevice<P> {
+        self.0
+    }
+}
+
+impl<P> core::ops::Deref for InUninit<'_, P> {
+    type Target = NetDevice<P>;
+    fn deref(&self) -> &NetDevice<P> {
+        self.0
+    }
+}
 
 impl<P> RcuDev<P> {
     /// No device.
@@ -533,21 +568,25 @@ impl<P> RcuDev<P> {
         let p = self.0.load(Ordering::Acquire);
         // SAFETY: `p` was read inside `_rcu`. While it is published the
         // `RcuDev`'s reference keeps the device; once it is unpublished,
-        // `set` gives that reference back only when a grace period will
+        // `clear` gives that reference back only when a grace period will
         // pass before the device can be freed (see there). Either way the
         // device outlives `_rcu`, which spans the `dev_hold`; from there
         // our reference keeps it.
         (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) }.hold())
     }
 
-    /// The device, under rtnl, valid for the whole rtnl section `'g`.
-    pub(crate) fn get_rtnl<'g>(&self, _rtnl: &Rtnl<'g>) -> Option<&'g NetDevice<P>> {
+    /// The device, under rtnl, for as long as the token is borrowed: an
+    /// unpublish ([`RcuDev::clear`]) needs the token mutably, so it cannot
+    /// give back the reference that keeps the device while this one is
+    /// used (a device unregistered in an earlier section is freed by
+    /// `netdev_run_todo()`, without rtnl, as soon as its last reference
+    /// goes). [`NetDevice::hold`] keeps it longer.
+    pub(crate) fn get_rtnl<'r>(&self, _rtnl: &'r Rtnl<'_>) -> Option<&'r NetDevice<P>> {
         let p = self.0.load(Ordering::Acquire);
-        // SAFETY: Devices are published and unpublished under rtnl, so a
-        // pointer read under rtnl is of a device this `RcuDev` holds a
-        // reference on until at least the end of the section `'g` (an
-        // unpublish needs `&Rtnl` and the reference only goes with it; the
-        // device is then freed, if at all, only after `rtnl_unlock()`).
+        // SAFETY: Devices are published and unpublished under rtnl with
+        // the token mutably borrowed, so a pointer read under rtnl is of a
+        // device this `RcuDev` holds a reference on while `'r` borrows the
+        // token.
         (!p.is_null()).then(|| unsafe { NetDevice::from_raw(p) })
     }
 
@@ -556,33 +595,70 @@ impl<P> RcuDev<P> {
         !self.0.load(Ordering::Relaxed).is_null()
     }
 
-    /// Publishes `dev` (or none), taking a reference on it and giving back
-    /// the one on the device published before. Readers may still see the
-    /// old device until the next grace period (see `get`): its reference
-    /// goes at once when the device is registered or in its `ndo_uninit`
-    /// (unregistration's `synchronize_net()` after `ndo_uninit` comes
-    /// before the device can be freed), and after a `synchronize_net()`
-    /// here otherwise (unpublished only after its unregistration: may
-    /// sleep).
-    pub(crate) fn set(&self, dev: Option<&NetDevice<P>>, _rtnl: &Rtnl<'_>) {
-        let new = dev.map_or(ptr::null_mut(), |d| {
-            // SAFETY: A live device (borrowed); the reference is this
-            // `RcuDev`'s while `d` is published.
-            unsafe { bindings::dev_hold(d.as_ptr()) };
-            d.as_ptr()
-        });
-        let old = self.0.swap(new, Ordering::AcqRel);
+    /// Publishes `dev`, taking a reference on it, in place of the device
+    /// published before ([`RcuDev::clear`]). `EINVAL`, and nothing
+    /// changes, if `dev` is not registered: one that never was can be
+    /// freed at once, references or not, and one past its `ndo_uninit`
+    /// would never be unpublished.
+    pub(crate) fn publish(&self, dev: &NetDevice<P>, rtnl: &mut Rtnl<'_>) -> Result {
+        if !dev.is_registered() {
+            return Err(EINVAL);
+        }
+        // SAFETY: A live device (borrowed); the reference is this
+        // `RcuDev`'s while `dev` is published.
+        unsafe { bindings::dev_hold(dev.as_ptr()) };
+        let old = self.0.swap(dev.as_ptr(), Ordering::AcqRel);
+        Self::put_old(old, rtnl);
+        Ok(())
+    }
+
+    /// Unpublishes the device, giving back its reference. Readers may
+    /// still see it until the next grace period (see `get`): the reference
+    /// goes at once when the device is registered (unregistration's
+    /// `synchronize_net()` after `ndo_uninit` comes before it can be
+    /// freed), and after a `synchronize_net()` here otherwise (unpublished
+    /// only after its unregistration: may sleep). In `ndo_uninit`,
+    /// [`RcuDev::unpublish_uninit`] spares that wait.
+    pub(crate) fn clear(&self, rtnl: &mut Rtnl<'_>) {
+        let old = self.0.swap(ptr::null_mut(), Ordering::AcqRel);
+        Self::put_old(old, rtnl);
+    }
+
+    /// Gives back the reference on `old`, a device just unpublished (if
+    /// any), once no RCU reader can take a new one from it.
+    fn put_old(old: *mut bindings::net_device, _rtnl: &mut Rtnl<'_>) {
         if old.is_null() {
             return;
         }
         // SAFETY: `old` was published, so we hold a reference on it: live.
-        let old_dev = unsafe { NetDevice::<P>::from_raw(old) };
-        if !old_dev.is_registered() && UNINIT_DEV.load(Ordering::Relaxed) != old {
+        if !unsafe { NetDevice::<P>::from_raw(old) }.is_registered() {
             synchronize_net();
         }
         // SAFETY: Gives back the reference taken when `old` was published;
         // no RCU reader that loaded `old` can take a new one after the
         // grace period that comes before the device may be freed.
         unsafe { bindings::dev_put(old) };
+    }
+
+    /// Unpublishes the device whose `ndo_uninit` is running, if it is the
+    /// one published: its reference goes at once, as unregistration's
+    /// `synchronize_net()` comes after `ndo_uninit`. Another device is
+    /// left published.
+    pub(crate) fn unpublish_uninit(&self, dev: &InUninit<'_, P>, _rtnl: &mut Rtnl<'_>) {
+        if self
+            .0
+            .compare_exchange(
+                dev.as_ptr(),
+                ptr::null_mut(),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+        {
+            // SAFETY: Gives back the reference taken when `dev` was
+            // published; the grace period that comes after `ndo_uninit`
+            // (`InUninit`) comes before the device can be freed.
+            unsafe { bindings::dev_put(dev.as_ptr()) };
+        }
     }
 }

@@ -248,8 +248,9 @@ unsafe fn link_newlink_common<D: NetDriver>(
         let p = D::newlink(&attrs)?;
         // SAFETY: The private area is `size_of::<D::Priv>()` bytes, aligned
         // to `NETDEV_ALIGN` (checked above), unused: the `P` goes there.
-        // From here it holds a `P`, which `register_raw` drops if
-        // registration fails (rtnetlink then frees the device).
+        // From here it holds a `P`, which `register_raw` drops (or leaves
+        // to the device's destructor) if registration fails (rtnetlink
+        // then frees the device).
         unsafe {
             bindings::netdev_priv(dev).cast::<D::Priv>().write(p);
             register_raw::<D::Priv>(dev)?;

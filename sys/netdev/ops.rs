@@ -4,7 +4,7 @@
 //! C table, built at compile time) and its trampolines, [`TxResult`],
 //! [`Stats64`].
 
-use super::device::{NetDevice, UNINIT_DEV};
+use super::device::{InUninit, NetDevice};
 use crate::bindings;
 use crate::sys::skb::SkBuff;
 use crate::sys::sync::lock::BhOff;
@@ -12,8 +12,6 @@ use crate::sys::sync::rtnl::Rtnl;
 use crate::sys::zeroed;
 use core::ffi::c_int;
 use core::marker::PhantomData;
-use core::ptr;
-use core::sync::atomic::Ordering;
 use kernel::build_error;
 use kernel::error::{from_result, VTABLE_DEFAULT_ERROR};
 use kernel::prelude::*;
@@ -65,8 +63,9 @@ pub(crate) trait NetDevOps: 'static {
 
     /// `ndo_uninit`: under rtnl, the device is being unregistered (or its
     /// registration failed after `ndo_init`). A driver that publishes its
-    /// devices in [`RcuDev`]s unpublishes them here.
-    fn uninit<'g>(_dev: &'g NetDevice<Self::Priv>, _rtnl: &mut Rtnl<'g>) {
+    /// devices in [`RcuDev`]s unpublishes them here
+    /// ([`RcuDev::unpublish_uninit`]).
+    fn uninit<'g>(_dev: &InUninit<'g, Self::Priv>, _rtnl: &mut Rtnl<'g>) {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -232,9 +231,7 @@ impl<T: NetDevOps> Adapter<T> {
         // `NetDeviceBuilder::register` and `NetDevice::unregister`, which
         // hold its token mutably borrowed.
         unsafe {
-            UNINIT_DEV.store(dev, Ordering::Relaxed);
-            Rtnl::assume_held(|rtnl| T::uninit(NetDevice::from_raw(dev), rtnl));
-            UNINIT_DEV.store(ptr::null_mut(), Ordering::Relaxed);
+            Rtnl::assume_held(|rtnl| T::uninit(&InUninit::new(NetDevice::from_raw(dev)), rtnl));
         }
     }
 

@@ -47,35 +47,35 @@ impl<T> Unpublished<T> {
     }
 }
 
-/// Objects unpublished together, released after one shared grace period
-/// (tun.c's `tun_detach_all()`: one `synchronize_net()` for every queue).
-pub(crate) struct UnpublishedBatch<T> {
+/// Objects unpublished together, each given to `F` after one shared
+/// grace period (tun.c's `tun_detach_all()`: one `synchronize_net()` for
+/// every queue, then each queue's ring purged). Every object pushed is
+/// given to `F` exactly once: at [`UnpublishedBatch::finish`] (or drop),
+/// or at once after a grace period of its own if the batch could not
+/// grow.
+pub(crate) struct UnpublishedBatch<T, F: FnMut(Arc<T>)> {
     /// Unpublished objects, each waiting for the grace period.
     pending: KVec<Arc<T>>,
-    /// Objects already past a grace period of their own (when `pending`
-    /// could not grow).
-    done: KVec<Arc<T>>,
+    /// What becomes of each object once readers can no longer see it.
+    f: F,
 }
 
-impl<T> UnpublishedBatch<T> {
+impl<T, F: FnMut(Arc<T>)> UnpublishedBatch<T, F> {
     /// An empty batch with room for `n` objects (allocating is only an
-    /// optimisation: without room, each object waits for its own period).
-    pub(crate) fn with_capacity(n: usize) -> Self {
+    /// optimisation: without room, each object waits for its own period),
+    /// giving each object to `f` once no reader can see it.
+    pub(crate) fn with_capacity(n: usize, f: F) -> Self {
         Self {
             pending: KVec::with_capacity(n, GFP_KERNEL).unwrap_or_default(),
-            done: KVec::new(),
+            f,
         }
     }
 
     /// Adds an unpublished object.
     pub(crate) fn push(&mut self, u: Unpublished<T>) {
         if self.pending.reserve(1, GFP_KERNEL).is_err() {
-            // No room: wait for this one alone (dropping `u` does).
-            let arc = u.into_arc();
-            if self.done.reserve(1, GFP_KERNEL).is_ok() {
-                // Cannot fail: room was reserved.
-                let _ = self.done.push(arc, GFP_KERNEL);
-            }
+            // No room: this one waits alone, and is done.
+            (self.f)(u.into_arc());
             return;
         }
         let mut u = core::mem::ManuallyDrop::new(u);
@@ -86,24 +86,21 @@ impl<T> UnpublishedBatch<T> {
         let _ = self.pending.push(arc, GFP_KERNEL);
     }
 
-    /// Waits for one grace period (if anything is pending) and calls `f` on
-    /// every object, which readers can no longer see.
-    pub(crate) fn finish(mut self, mut f: impl FnMut(Arc<T>)) {
-        let pending = core::mem::take(&mut self.pending);
-        let done = core::mem::take(&mut self.done);
-        if !pending.is_empty() {
-            synchronize_net();
-        }
-        for arc in Iterator::chain(pending.into_iter(), done) {
-            f(arc);
-        }
+    /// Waits for one grace period (if anything is pending) and gives every
+    /// pending object to `f`.
+    pub(crate) fn finish(self) {
+        drop(self);
     }
 }
 
-impl<T> Drop for UnpublishedBatch<T> {
+impl<T, F: FnMut(Arc<T>)> Drop for UnpublishedBatch<T, F> {
     fn drop(&mut self) {
-        if !self.pending.is_empty() {
+        let pending = core::mem::take(&mut self.pending);
+        if !pending.is_empty() {
             synchronize_net();
+        }
+        for arc in pending {
+            (self.f)(arc);
         }
     }
 }
@@ -140,6 +137,18 @@ impl<T> RcuArc<T> {
         // owns, and they need `&mut Rtnl`: not while `_rtnl` is borrowed
         // here (nor in another thread, which cannot hold rtnl now).
         unsafe { p.as_ref() }
+    }
+
+    /// A counted reference to the object, under rtnl: it stays valid when
+    /// the token is then lent mutably (to a replacement, say).
+    pub(crate) fn get_arc_rtnl(&self, _rtnl: &Rtnl<'_>) -> Option<Arc<T>> {
+        let p = NonNull::new(self.ptr.load(Ordering::Acquire))?;
+        // SAFETY: As in `get_rtnl`: the slot owns a reference on `p`, which
+        // cannot go while `_rtnl` is borrowed. Borrowed, never dropped
+        // (`ManuallyDrop`): the slot keeps its reference, the clone is a
+        // new one.
+        let slot = core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(p.as_ptr()) });
+        Some(Arc::clone(&slot))
     }
 
     /// `rcu_assign_pointer()`: publishes `new`, returning the old object.

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Time and timers: `jiffies`, [`HZ`], [`Timer`] (embedded in a [`HasTimer`]),
+//! Time and timers: `jiffies`, [`HZ`], [`Timed`] (a value with a timer that
+//! fires on it, shut down when it goes),
 //! RCU grace-period cookies ([`rcu_cookie`]).
 
 use crate::bindings;
 use core::ffi::c_ulong;
-use core::marker::PhantomData;
 use core::ptr;
 use kernel::prelude::*;
 use kernel::types::Opaque;
@@ -28,81 +28,66 @@ pub(crate) fn round_jiffies_up(j: u64) -> u64 {
     unsafe { bindings::round_jiffies_up(j as c_ulong) as u64 }
 }
 
-/// Objects with an embedded [`Timer`] that fires [`HasTimer::timer_fired`]
-/// (the shape of `rust/kernel/workqueue.rs`' `HasWork`).
-///
-/// # Safety
-///
-/// `OFFSET` is the offset of a `Timer<Self>` field of `Self` (use
-/// [`impl_has_timer!`]), and the implementor shuts the timer down
-/// ([`Timer::shutdown`]) before any part of it is dropped.
-pub(crate) unsafe trait HasTimer: Sync + Sized {
-    /// `offset_of!(Self, <timer field>)`.
-    const OFFSET: usize;
-
-    /// The timer callback (softirq context).
-    fn timer_fired(&self);
+/// What a [`Timed`] value does when its timer fires.
+pub(crate) trait TimerCallback: Sync + Sized {
+    /// The timer callback (softirq context), on the value and its timer
+    /// (to re-arm it).
+    fn timer_fired(this: &Timed<Self>);
 }
 
-/// Implements [`HasTimer`] for `$ty` with its timer in `$field`, calling
-/// `$fired` (the caller has `HasTimer` in scope).
-macro_rules! impl_has_timer {
-    ($ty:ty, $field:ident, $fired:path) => {
-        // SAFETY: `OFFSET` is the offset of the `Timer<Self>` field
-        // `$field`; the type shuts it down in its `PinnedDrop` before its
-        // fields drop.
-        unsafe impl HasTimer for $ty {
-            const OFFSET: usize = ::core::mem::offset_of!($ty, $field);
-
-            fn timer_fired(&self) {
-                $fired(self)
-            }
-        }
-    };
-}
-pub(crate) use impl_has_timer;
-
-/// A kernel timer embedded in a pinned `T`, firing `T::timer_fired`.
-#[repr(C)]
-#[pin_data]
-pub(crate) struct Timer<T: HasTimer> {
+/// A `T` with a kernel timer that fires [`TimerCallback::timer_fired`] on
+/// it: the shape of tun.c's `flow_gc_timer` inside `struct tun_struct`,
+/// made sound by ownership. The timer is shut down when the `Timed` is
+/// dropped, before the `T` is (the `PinnedDrop` runs before any field
+/// drops), and nothing gives out a `&mut T` or moves the `T` out while
+/// the timer may be armed, so the callback always sees a whole `T`.
+/// Pinned: the timer is linked into the kernel's timer wheel by address.
+#[pin_data(PinnedDrop)]
+pub(crate) struct Timed<T: TimerCallback> {
     #[pin]
     timer: Opaque<bindings::timer_list>,
-    _owner: PhantomData<T>,
+    #[pin]
+    inner: T,
 }
 
-// SAFETY: The kernel's timer code synchronises its own state; `T: Sync`
-// is what the callback gets to share.
-unsafe impl<T: HasTimer> Send for Timer<T> {}
-// SAFETY: As above.
-unsafe impl<T: HasTimer> Sync for Timer<T> {}
+// SAFETY: The kernel's timer code synchronises its own state; the `T` is
+// shared with the callback (another CPU, softirq) only as `&T`, and
+// `T: Sync`; sent only if `T` may be.
+unsafe impl<T: TimerCallback + Send> Send for Timed<T> {}
+// SAFETY: As above: `&Timed<T>` gives `&T` and the timer's own
+// synchronised operations.
+unsafe impl<T: TimerCallback> Sync for Timed<T> {}
 
-impl<T: HasTimer> Timer<T> {
-    /// `timer_setup()` in place, with [`Self::run`] as the callback.
-    pub(crate) fn new() -> impl PinInit<Self> {
-        pin_init!(Self {
+impl<T: TimerCallback> Timed<T> {
+    /// `timer_setup()` in place, with [`Self::run`] as the callback, around
+    /// `inner`; not armed.
+    pub(crate) fn new<E>(inner: impl PinInit<T, E>) -> impl PinInit<Self, E>
+    where
+        E: From<core::convert::Infallible>,
+    {
+        try_pin_init!(Self {
             // SAFETY: `slot` is valid for writes and pinned (it is
             // initialised in place and never moves).
             timer <- Opaque::ffi_init(|slot| unsafe {
                 bindings::timer_setup(slot, Some(Self::run), 0)
             }),
-            _owner: PhantomData,
-        })
+            inner <- inner,
+        }? E)
     }
 
-    /// The C callback: back from the `timer_list` to the `T` around it.
+    /// The C callback: back from the `timer_list` to the `Timed` around it.
     ///
     /// # Safety
     ///
     /// Called by the timer code for a timer set up by [`Self::new`].
     unsafe extern "C" fn run(t: *mut bindings::timer_list) {
-        // CAST: `Timer` is `repr(C)` with the `timer_list` (in a
-        // transparent `Opaque`) first, and it sits at `T::OFFSET` in `T`.
-        // SAFETY: The timer fires only while the `T` around it is whole:
-        // `HasTimer` implementors shut the timer down before dropping
-        // anything of it.
-        let owner = unsafe { &*t.cast::<u8>().sub(T::OFFSET).cast::<T>() };
-        owner.timer_fired();
+        let off = core::mem::offset_of!(Self, timer);
+        // CAST: `Opaque` is transparent: the `timer_list` is the field at
+        // `off` of the `Timed` that set it up.
+        // SAFETY: The timer fires only while the `Timed` around it is
+        // whole: its drop shuts the timer down before anything of it goes.
+        let this = unsafe { &*t.cast::<u8>().sub(off).cast::<Self>() };
+        T::timer_fired(this);
     }
 
     /// `timer_pending()`.
@@ -111,16 +96,29 @@ impl<T: HasTimer> Timer<T> {
         unsafe { bindings::timer_pending(self.timer.get()) != 0 }
     }
 
-    /// `mod_timer()`: a no-op once shut down.
+    /// `mod_timer()`: arms (or moves) the timer to fire at `expires`
+    /// (jiffies).
     pub(crate) fn mod_timer(&self, expires: u64) {
-        // SAFETY: Set up; `mod_timer` may be called from any context.
+        // SAFETY: Set up; `mod_timer` may be called from any context, and
+        // the timer stays set up until the drop's shutdown.
         unsafe { bindings::mod_timer(self.timer.get(), expires as c_ulong) };
     }
+}
 
-    /// `timer_shutdown_sync()`: waits for a running callback; the timer
-    /// never fires again. Process context.
-    pub(crate) fn shutdown(&self) {
-        // SAFETY: Set up; the caller is in process context (the owner's drop).
+impl<T: TimerCallback> core::ops::Deref for Timed<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.inner
+    }
+}
+
+#[pinned_drop]
+impl<T: TimerCallback> PinnedDrop for Timed<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: Set up by `new`; `timer_shutdown_sync()` waits for a
+        // running callback (on another CPU: the callback only borrows the
+        // `Timed`, so it cannot be the one dropping it) and the timer
+        // never fires again.
         unsafe { bindings::timer_shutdown_sync(self.timer.get()) };
     }
 }
