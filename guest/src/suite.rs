@@ -132,6 +132,11 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("vhost_net", vhost::t_vhost_net, &[RUST, C]),
     ("vhost_net_mq", vhost::t_vhost_net_mq, &[RUST, C]),
     ("vhost_net_backpressure", vhost::t_vhost_net_backpressure, &[RUST, C]),
+    // Issue 40: vhost-net's transmit into the TAP against tun.c.
+    ("vhost_net_napi_batch_tail_fails", vhost::t_vhost_net_napi_batch_tail_fails, &[RUST, C]),
+    ("vhost_net_tx_stats", vhost::t_vhost_net_tx_stats, &[RUST, C]),
+    ("vhost_net_tx_offloads", vhost::t_vhost_net_tx_offloads, &[RUST, C]),
+    ("vhost_net_tx_tnl_offloads", vhost::t_vhost_net_tx_tnl_offloads, &[RUST, C]),
     ("vnet_tso6_read", vnet::tso::t_vnet_tso6_read, &[RUST, C]),
     ("vnet_tso_ecn_read", vnet::tso::t_vnet_tso_ecn_read, &[RUST, C]),
     ("vnet_uso_alone", vnet::tso::t_vnet_uso_alone, &[RUST, C]),

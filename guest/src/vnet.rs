@@ -17,27 +17,27 @@ pub mod tnl;
 pub mod tso;
 
 const VNET_HDR_LEN: usize = 10;
-const F_NEEDS_CSUM: u8 = 1;
-const F_DATA_VALID: u8 = 2;
+pub(crate) const F_NEEDS_CSUM: u8 = 1;
+pub(crate) const F_DATA_VALID: u8 = 2;
 const GSO_NONE: u8 = 0;
-const GSO_TCPV4: u8 = 1;
+pub(crate) const GSO_TCPV4: u8 = 1;
 const GSO_UDP_L4: u8 = 5;
 const TUN_F_CSUM: libc::c_ulong = 0x01;
 const TUN_F_TSO4: libc::c_ulong = 0x02;
 
 /// A `struct virtio_net_hdr` (little-endian fields, as on x86_64).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Vnet {
-    flags: u8,
-    gso_type: u8,
-    hdr_len: u16,
-    gso_size: u16,
-    csum_start: u16,
-    csum_offset: u16,
+pub(crate) struct Vnet {
+    pub(crate) flags: u8,
+    pub(crate) gso_type: u8,
+    pub(crate) hdr_len: u16,
+    pub(crate) gso_size: u16,
+    pub(crate) csum_start: u16,
+    pub(crate) csum_offset: u16,
 }
 
 impl Vnet {
-    fn bytes(&self) -> [u8; VNET_HDR_LEN] {
+    pub(crate) fn bytes(&self) -> [u8; VNET_HDR_LEN] {
         let mut b = [0u8; VNET_HDR_LEN];
         b[0] = self.flags;
         b[1] = self.gso_type;
@@ -48,7 +48,7 @@ impl Vnet {
         b
     }
 
-    fn parse(b: &[u8]) -> Vnet {
+    pub(crate) fn parse(b: &[u8]) -> Vnet {
         let u = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
         Vnet { flags: b[0], gso_type: b[1], hdr_len: u(2), gso_size: u(4), csum_start: u(6), csum_offset: u(8) }
     }
@@ -62,7 +62,7 @@ fn with_hdr(h: &Vnet, p: &[u8]) -> Vec<u8> {
 
 /// The ones' complement sum of the IPv4 pseudo-header (not inverted):
 /// what a writer puts in the L4 checksum field for `NEEDS_CSUM`.
-fn pseudo_sum(src: [u8; 4], dst: [u8; 4], proto: u8, len: usize) -> u16 {
+pub(crate) fn pseudo_sum(src: [u8; 4], dst: [u8; 4], proto: u8, len: usize) -> u16 {
     let mut b = Vec::with_capacity(12);
     b.extend_from_slice(&src);
     b.extend_from_slice(&dst);
@@ -73,7 +73,7 @@ fn pseudo_sum(src: [u8; 4], dst: [u8; 4], proto: u8, len: usize) -> u16 {
 
 /// A UDP/IPv4 packet whose UDP checksum is left to the receiver's side
 /// (`NEEDS_CSUM`: the field holds the pseudo-header sum).
-fn udp_partial(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, data: &[u8]) -> Vec<u8> {
+pub(crate) fn udp_partial(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, data: &[u8]) -> Vec<u8> {
     let mut u = pkt::udp(sport, dport, data);
     let s = pseudo_sum(src, dst, pkt::IPPROTO_UDP, u.len());
     u[6..8].copy_from_slice(&s.to_be_bytes());
@@ -216,7 +216,7 @@ fn tcp_hdr(sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, opts: &[u8], d
 
 /// A TCP segment from `src:sport` to `dst:dport` with a correct checksum.
 #[allow(clippy::too_many_arguments)]
-fn tcp_seg(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, opts: &[u8], data: &[u8]) -> Vec<u8> {
+pub(crate) fn tcp_seg(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, opts: &[u8], data: &[u8]) -> Vec<u8> {
     let mut s = tcp_hdr(sport, dport, seq, ack, flags, opts, data);
     let mut ph = Vec::new();
     ph.extend_from_slice(&src);

@@ -19,8 +19,8 @@ const TUN_F_UDP_TUNNEL_GSO_CSUM: libc::c_ulong = 0x100;
 const GSO_UDP_TUNNEL_IPV4: u8 = 0x20;
 const GSO_UDP_TUNNEL_IPV6: u8 = 0x40;
 /// `sizeof(struct virtio_net_hdr_v1_hash_tunnel)` (`TUN_VNET_TNL_SIZE`).
-const TNL_SIZE: usize = 24;
-const GENEVE_PORT: u16 = 6081;
+pub(crate) const TNL_SIZE: usize = 24;
+pub(crate) const GENEVE_PORT: u16 = 6081;
 
 fn set_hdr_sz(t: &Tun, sz: i32) -> TestResult {
     let mut v = sz;
@@ -52,7 +52,7 @@ fn packet_send(ifname: &str, frame: &[u8]) -> TestResult {
     Ok(())
 }
 
-fn no_ipv6(ifname: &str) {
+pub(crate) fn no_ipv6(ifname: &str) {
     let _ = write_file(&format!("/proc/sys/net/ipv6/conf/{ifname}/disable_ipv6"), "1");
 }
 
@@ -189,7 +189,7 @@ pub fn t_vnet_tnl_offload(n: Node) -> TestResult {
 
 /// The 24-byte tunnel header as the reader gets it and a writer gives it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Tnl {
+pub(crate) struct Tnl {
     h: Vnet,
     outer_th: u16,
     inner_nh: u16,
@@ -223,14 +223,14 @@ const IFLA_GENEVE_UDP_CSUM: u16 = 8;
 const IFLA_GENEVE_UDP_ZERO_CSUM6_TX: u16 = 9;
 const ETH_P_IPV6: u16 = 0x86dd;
 /// Geneve's header: no options, an Ethernet payload (0x6558), VNI 7.
-const GENEVE_HDR: [u8; 8] = [0, 0, 0x65, 0x58, 0, 0, 7, 0];
+pub(crate) const GENEVE_HDR: [u8; 8] = [0, 0, 0x65, 0x58, 0, 0, 7, 0];
 /// What follows the outer UDP header: geneve's 8 bytes, the inner
 /// Ethernet, IPv4 and UDP headers.
-const TNL_INNER: usize = 8 + 14 + 20 + 8;
+pub(crate) const TNL_INNER: usize = 8 + 14 + 20 + 8;
 
 /// An outer IP header: its family and addresses (source, destination).
 #[derive(Debug, Clone, Copy)]
-enum Ip {
+pub(crate) enum Ip {
     V4([u8; 4], [u8; 4]),
     V6([u8; 16], [u8; 16]),
 }
@@ -349,7 +349,7 @@ fn geneve(outer: Ip, inner: &[u8], csum: bool) -> Vec<u8> {
 /// `csum`. The outer UDP follows Ethernet and the outer IP header, the
 /// inner IPv4 follows it, geneve's 8 bytes and the inner Ethernet header,
 /// the inner UDP 20 bytes on.
-fn tnl_write_hdr(outer: Ip, csum: bool) -> Tnl {
+pub(crate) fn tnl_write_hdr(outer: Ip, csum: bool) -> Tnl {
     let outer_th = (14 + outer.hlen()) as u16;
     let inner_nh = outer_th + 8 + 8 + 14;
     let flags = F_NEEDS_CSUM | if csum { F_UDP_TUNNEL_CSUM } else { 0 };
@@ -361,7 +361,7 @@ fn tnl_write_hdr(outer: Ip, csum: bool) -> Tnl {
 /// packet over `outer` (outer checksum as `csum` says) whose inner frame
 /// is a UDP packet of `data` from 10.200.0.2:5555 to 10.200.0.1:9000, its
 /// checksum the pseudo-header sum (`NEEDS_CSUM`).
-fn tnl_write_frame(h: &Tnl, mac: [u8; 6], outer: Ip, csum: bool, data: &[u8]) -> Vec<u8> {
+pub(crate) fn tnl_write_frame(h: &Tnl, mac: [u8; 6], outer: Ip, csum: bool, data: &[u8]) -> Vec<u8> {
     let inner_ip = udp_partial([10, 200, 0, 2], [10, 200, 0, 1], 5555, 9000, data);
     let inner = pkt::eth([2, 0, 0, 0, 0xaa, 1], [2, 0, 0, 0, 0xbb, 1], pkt::ETH_P_IP, &inner_ip);
     let mut w = h.bytes().to_vec();
