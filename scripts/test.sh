@@ -464,7 +464,7 @@ stall_verdict() { # stall_verdict OUT LOG
 }
 
 # A guest that failed outside its tests: run-guest.sh's verdict (a splat,
-# QEMU's limit, the script's exit) with the first splat lines it printed
+# the watchdog, the script's exit) with the first splat lines it printed
 # after "kernel problems" (its own pattern, not a copy), an OOM (which it
 # does not count), and the console's last line.
 outside_tests() { # outside_tests SUITE
@@ -479,7 +479,7 @@ outside_tests() { # outside_tests SUITE
 
 # Counts a finished suite: its tests, and one failure more for a guest that
 # did not finish its plan or failed outside the tests (a kernel splat,
-# kmemleak, a verdict, QEMU's limit).
+# kmemleak, a verdict, the watchdog).
 account() { # account SUITE RC SECONDS
 	local s=$1 grc=$2 took=$3 log=$work/$1.log gp gs gf plan
 	echo "# ==== suite $s (${SUITE_KERNEL[$s]} kernel): ${took} s ===="
