@@ -60,6 +60,8 @@ import time
 HEADER = re.compile(r"^# per-test timeout (\d+) s$")
 RESULT = re.compile(r"^(?:not )?ok (\d+) (\S+)")
 MARKER = "RTUN-SELFTEST: contention"
+# Terminal control sequences (the firmware's screen resets) before a line.
+ESCAPES = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|.)")
 
 
 class Contention:
@@ -148,7 +150,7 @@ class Watchdog:
         return self.ctl
 
     def line(self, text):
-        text = text.rstrip("\r")
+        text = ESCAPES.sub("", text.rstrip("\r"))
         m = HEADER.match(text)
         if m:
             self.timeout = int(m.group(1))
@@ -310,7 +312,7 @@ def selftest_case(name, steps, opts, expect, results, lock):
 
 def selftest():
     results, lock = [], threading.Lock()
-    head = ["say booting", "say # per-test timeout 2 s", "say 1..3"]
+    head = ["say booting", "say \x1bc\x1b[?7l\x1b[2J# per-test timeout 2 s", "say 1..3"]
     bound = ["--slack", "1", "--boot", "2"]
 
     def stall(said, took, lost):
