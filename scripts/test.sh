@@ -490,7 +490,7 @@ account() { # account SUITE RC SECONDS
 		echo "# ---- the stalled guest ($s-stall) ----"
 		cat "$work/$s-stall.log" 2>/dev/null || true
 		grep -E '^\[(run-guest.sh|guest-watchdog)' "$work/$s-stall.out" >&2 || true
-		cat "$work/$s-watchdog.out" 2>/dev/null || true
+		sed 's/^/# /' "$work/$s-watchdog.out" 2>/dev/null || true
 		for what in "runner names a hung test and stretches a contended one" \
 			"the watchdog stops a guest without progress" "the watchdog's self-test"; do
 			case $what in
