@@ -17,7 +17,9 @@ host kernel keeps a throttled task queued) plus the host's steal time
 (/proc/stat) over what the busiest thread ran. The most delayed thread's
 share is the interval's "lost" time: what a guest vCPU (one TCG thread;
 with MTTCG the most starved one) could not run although it wanted to. A
-guest that sleeps waits for nothing and loses nothing. The running total
+guest that sleeps loses only what its wake-ups (timer ticks) wait for: a
+tenth of its time on a host with twice as many runnable tasks as cores. The
+running total
 goes to the guest as a line `lost_ms N` through --ctl, a FIFO behind a
 second serial port; the guest's runner (guest/src/runner.rs) counts a
 test's timeout in its own uncontended time: wall time minus what the host

@@ -27,8 +27,10 @@
 //! `lost_ms N` lines to a second serial port (named in /etc/rtun-ctl,
 //! written only where the host runs that watchdog). A test times out when
 //! its wall time minus what the host lost during it reaches the timeout:
-//! a test asleep in the driver loses nothing and is named on time, a busy
-//! one on a loaded host gets the time it was denied. Without the port the
+//! a test asleep in the driver loses only what its vCPU's wake-ups wait
+//! for (about a tenth of its time on a host with twice as many runnable
+//! tasks as cores) and is named nearly on time, a busy one on a loaded
+//! host gets the time it was denied. Without the port the
 //! timeout is plain wall time. The host's own bound on a guest without
 //! progress (no result line for the longest timeout plus a slack) is
 //! counted the same way, from the `# per-test timeout N s` header: N must
@@ -432,8 +434,26 @@ impl HostContention {
             }
         }
         me.tty = Some(tty);
-        me.lost();
+        me.settle();
         me
+    }
+
+    /// Reads what the host sent while the port was closed (during the
+    /// boot): it comes in as the driver starts receiving, after the open,
+    /// and the first test must not start from a stale total. Reads until
+    /// the port is quiet for 100 ms (the host writes once a second), for
+    /// at most 2 s.
+    fn settle(&mut self) {
+        let Some(fd) = self.tty.as_ref().map(|t| t.as_raw_fd()) else { return };
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(2) {
+            let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            // SAFETY: One valid pollfd.
+            if unsafe { libc::poll(&mut p, 1, 100) } <= 0 {
+                break;
+            }
+            self.lost();
+        }
     }
 
     /// The latest total the host reported (zero without the channel).
