@@ -8,12 +8,30 @@
 # GUEST_SCRIPT; stream the console to the terminal and to a log; exit with
 # the guest's verdict.
 #
-# Fails on timeout, on a missing verdict, on the wrong CPU count, and on a
-# kernel oops/BUG/WARNING/panic/taint (other than the out-of-tree taint).
+# Fails on a guest the watchdog stopped, on a missing verdict, on the wrong
+# CPU count, and on a kernel oops/BUG/WARNING/panic/taint (other than the
+# out-of-tree taint).
 #
 # usage: scripts/run-guest.sh [--icount] [--mttcg] [--smp N] [--timeout S]
+#                             [--progress SLACK] [--selftest]
 #                             [--log FILE] [--kernel [SERIES-]FLAVOR] [--module KO]
 #                             [--clients] GUEST_SCRIPT [ARGS...]
+#
+# The console goes through scripts/guest-watchdog.py, which stops QEMU
+# (the verdict says which bound fired and after what):
+# --timeout S: the backstop, S seconds of wall time whatever the guest
+# prints (default 900).
+# --progress SLACK: for guests that run the test runner (KTAP): the guest
+# is also stopped when no test has made progress (no `ok`/`not ok` line)
+# for the runner's per-test timeout (its `# per-test timeout N s` header)
+# plus SLACK seconds, or for 2 * SLACK from the start to that header (boot,
+# module load). Those bounds count uncontended time: wall time minus what
+# QEMU's threads waited for a host CPU. The same total reaches the guest
+# through a second serial port (ttyS1, named in /etc/rtun-ctl), and its
+# runner counts each test's timeout the same way (guest/src/runner.rs), so
+# a loaded host makes a run slower, not red.
+# --selftest: the runner suite's check of that channel (the guest's
+# `RTUN-SELFTEST: contention` line makes the host claim contention).
 #
 # --kernel: test (default) or debug of the default series (7.3;
 # RUST_TUN_KERNEL), or of a series named first: 6.12-test, 7.3-debug.
@@ -43,13 +61,15 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-icount=0 smp=2 timeout=900 log= flavor=test tcg=tcg,thread=single clients=0 ko=$RT_TOP/rust_tun.ko
+icount=0 smp=2 timeout=900 progress= selftest=0 log= flavor=test tcg=tcg,thread=single clients=0 ko=$RT_TOP/rust_tun.ko
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--icount) icount=1 ;;
 	--mttcg) tcg=tcg ;;
 	--smp) smp=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
+	--progress) progress=$2; shift ;;
+	--selftest) selftest=1 ;;
 	--log) log=$2; shift ;;
 	--kernel) flavor=$2; shift ;;
 	--module) ko=$2; shift ;;
@@ -60,6 +80,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ $# -ge 1 ] || rt_die "usage: $0 [options] GUEST_SCRIPT [ARGS...]"
+[[ $timeout =~ ^[1-9][0-9]*$ ]] || rt_die "--timeout takes seconds, not '$timeout'"
+[ -z "$progress" ] || [[ $progress =~ ^[1-9][0-9]*$ ]] || rt_die "--progress takes seconds, not '$progress'"
 kernel=$(rt_kernel_name "$flavor")
 flavor=$(rt_kernel_flavor "$kernel")
 script=$1
@@ -177,6 +199,8 @@ sed -n 's/^CONFIG_HZ=//p' "$kdir/.config" >"$root/etc/rtun-hz"
 # Whether the kernel has jump labels (the guards' sites, or their fallback).
 if grep -qx 'CONFIG_JUMP_LABEL=y' "$kdir/.config"; then echo y; else echo n; fi >"$root/etc/rtun-jump-label"
 echo "$*" >"$root/etc/rtun-args"
+# The host's contention reaches the runner on the second serial port.
+[ -z "$progress" ] || echo /dev/ttyS1 >"$root/etc/rtun-ctl"
 [ $clients = 0 ] || add_clients "$root"
 [ -z "${RTUN_PAD_KB:-}" ] || head -c $((RTUN_PAD_KB * 1024)) /dev/zero >"$root/pad"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.gz"
@@ -193,23 +217,46 @@ accel=(-accel "$tcg")
 kargs="console=ttyS0 panic=-1 oops=panic rdinit=/init"
 [ $icount = 1 ] || kargs="$kargs no_timer_check"
 [ $icount = 0 ] || accel=(-accel tcg -icount shift=0,sleep=off)
+# The watchdog's arguments, and the second serial port: QEMU's pipe
+# chardev reads what the host writes to ctl.in (a FIFO it opens read-write,
+# so it never sees an end) and writes what the guest sends to ctl.out (a
+# file: nothing is sent, the runner's raw mode has no echo).
+dog=(--log "$log" --pidfile "$work/qemu.pid" --verdict "$work/verdict" --backstop "$timeout")
+ctl=()
+if [ -n "$progress" ]; then
+	mkfifo "$work/ctl.in"
+	: >"$work/ctl.out"
+	ctl=(-serial "pipe:$work/ctl")
+	dog+=(--slack "$progress" --ctl "$work/ctl.in")
+	[ $selftest = 0 ] || dog+=(--selftest-contention 0.5)
+fi
 rt_log "booting $kernel kernel, -smp $smp$([ $icount = 0 ] || echo ', icount'), $(basename "$script") $*"
+rt_log "watchdog: backstop ${timeout} s$([ -z "$progress" ] || echo "; no progress: the runner's per-test timeout + $progress s without a test's result, $((2 * progress)) s before its header (uncontended time)")"
 set +e
 mem=1024
 [ "$flavor" = test ] || mem=3072
-timeout --foreground "$timeout" qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp "$smp" \
-	-nographic -no-reboot -nodefaults -serial stdio \
+# timeout(1) is the last resort, should the watchdog itself fail.
+timeout --foreground $((timeout + 60)) qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp "$smp" \
+	-nographic -no-reboot -nodefaults -serial stdio "${ctl[@]}" -pidfile "$work/qemu.pid" \
 	-kernel "$kimage" -initrd "$work/initramfs.gz" \
 	-append "$kargs ${RTUN_KERNEL_ARGS:-}" ${RTUN_QEMU_ARGS:-} </dev/null 2>&1 |
-	tee "$log"
-qrc=${PIPESTATUS[0]}
+	python3 "$RT_TOP/scripts/guest-watchdog.py" "${dog[@]}"
+qrc=${PIPESTATUS[0]} wrc=${PIPESTATUS[1]}
 set -e
 # The serial console ends lines with CR.
 sed -i 's/\r$//' "$log"
 
 fail=0
+stopped=$(cat "$work/verdict" 2>/dev/null || true)
+if [ -n "$stopped" ]; then
+	rt_log "FAIL: unfinished guest, stopped by the watchdog: $stopped"
+	fail=1
+elif [ "$wrc" != 0 ]; then
+	rt_log "FAIL: the console's watchdog failed (exit $wrc)"
+	fail=1
+fi
 if [ "$qrc" = 124 ]; then
-	rt_log "FAIL: guest timed out after ${timeout}s"
+	rt_log "FAIL: guest timed out after $((timeout + 60)) s (timeout(1): the watchdog did not stop it)"
 	fail=1
 fi
 # Kernel splats: WARN/BUG/lockdep/KASAN reports start their message with

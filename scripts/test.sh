@@ -21,9 +21,13 @@
 #            them                                             [dropin]
 #   napi     every device on NAPI queues (IFF_NAPI), rust_tun only
 #                                                             [napi RTUN_DRIVERS=rust]
-#   runner   the guest runner's own check: a deliberately hung test must be
+#   runner   the test bench's own checks: a deliberately hung test must be
 #            reported as `not ok 1 rust_tun_selftest_hang # TIMEOUT` with a
-#            task dump, within its timeout                    [RTUN_SELFTEST=1]
+#            task dump, within its timeout, and a test must outlive its
+#            timeout's wall time while the host reports contention
+#                                                             [RTUN_SELFTEST=1];
+#            a guest whose runner stops must be ended for want of progress
+#            [RTUN_SELFTEST=stall]; and scripts/guest-watchdog.py --selftest
 #   debug1/2 the debug kernel (KASAN, lockdep, kmemleak, DEBUG_NET, refcount
 #            trackers, ...; and no jump labels: the guards' fallback), rust_tun
 #            only, in two guests at once                     [RTUN_DRIVERS=rust RTUN_SHARD=I/2]
@@ -49,10 +53,15 @@
 # Each guest is one single-threaded TCG vCPU thread and this machine kind
 # has two cores, but a guest mostly waits (its
 # tests' sleeps, timeouts and timers): with two at once the cores were
-# 35 % busy on 2026-12-06 (README, Budgets), so a third fits. Each suite's
-# QEMU limit is twice its expected time (NAME_EXPECT below, measured on
-# this machine kind: README), scaled by how much slower this host is; each
-# test has its own timeout in the guest (tests.sh), scaled the same way.
+# 35 % busy on 2026-12-06 (README, Budgets), so a third fits. A guest is
+# stopped when no test has made progress for the runner's per-test timeout
+# plus a slack (run-guest.sh --progress), counted in time its vCPU did not
+# spend waiting for a host CPU, and each test's timeout in the guest counts
+# the same way (guest/src/runner.rs): a loaded host makes a suite slower,
+# not red. A backstop of five times the suite's expected time (NAME_EXPECT
+# below, measured on this machine kind: README) ends a guest that never
+# stops. The per-test timeouts (tests.sh), the slack and the backstop are
+# scaled by how much slower this host's cores are.
 #
 # usage: scripts/test.sh [--quick] [--kernel SERIES] [--suite S[,S...]]
 #                        [NAME=VALUE...] [FILTER]
@@ -130,9 +139,9 @@ for s in "${suites[@]}"; do
 done
 
 # Expected wall time of each suite (s), measured on a 2-core machine of
-# this kind with two suites running at once (README); QEMU's limit is twice
-# it. The kernel each runs on, and its tests.sh arguments.
-declare -A NAME_EXPECT=([test]=300 [dropin]=150 [napi]=150 [runner]=30 [debug1]=600 [debug2]=600
+# this kind with two suites running at once (README); the backstop is five
+# times it. The kernel each runs on, and its tests.sh arguments.
+declare -A NAME_EXPECT=([test]=300 [dropin]=150 [napi]=150 [runner]=70 [debug1]=600 [debug2]=600
 	[debian]=400 [debdropin]=200)
 declare -A NAME_FLAVOR=([test]=test [dropin]=test [napi]=test [runner]=test [debug1]=debug [debug2]=debug
 	[debian]=debian [debdropin]=debian)
@@ -141,17 +150,26 @@ declare -A NAME_ARGS=([test]="" [dropin]="dropin" [napi]="napi RTUN_DRIVERS=rust
 	[debug1]="RTUN_DRIVERS=rust RTUN_SHARD=1/2"
 	[debug2]="RTUN_DRIVERS=rust RTUN_SHARD=2/2"
 	[debian]="" [debdropin]="dropin")
-# On a slower host every guest is slower by the same factor (a TCG vCPU is
-# one host thread): the QEMU limits and the guests' per-test timeouts are
-# scaled by the host's measured slowdown (lib.sh rt_host_slowdown, percent;
-# 100 on the reference machine). Timing checks inside the guests calibrate
-# in their own boot and need no scaling.
+# On a host with slower cores every guest is slower by the same factor (a
+# TCG vCPU is one host thread): the backstops, the progress slack and the
+# guests' per-test timeouts are scaled by the host's measured slowdown
+# (lib.sh rt_host_slowdown, percent; 100 on the reference machine). That is
+# measured once, in CPU time; the load during the run is measured by each
+# guest's watchdog (scripts/guest-watchdog.py) and stretches the progress
+# bound and the per-test timeouts as it comes. Timing checks inside the
+# guests calibrate in their own boot and need no scaling.
 slowdown=$(rt_host_slowdown) || rt_die "could not time this host"
 rt_log "this host's slowdown: $slowdown % of the reference machine's time (limits scaled)"
+# What the runner may do between a test's end and its result line (a
+# timed-out test's task dump and kill, up to 20 s; the leftovers check; a
+# kmemleak scan, ~10 s on the debug kernel) and what tests.sh does after
+# the last test (kmemleak's two scans); twice that before the first test
+# (boot, module load).
+slack=$((90 * slowdown / 100))
 declare -A SUITE_LIMIT=() SUITE_KERNEL=() SUITE_ARGS=()
 for s in "${suites[@]}"; do
 	n=${s#*-}
-	SUITE_LIMIT[$s]=$((2 * NAME_EXPECT[$n] * slowdown / 100))
+	SUITE_LIMIT[$s]=$((5 * NAME_EXPECT[$n] * slowdown / 100))
 	SUITE_KERNEL[$s]=${s%%-*}-${NAME_FLAVOR[$n]}
 	SUITE_ARGS[$s]=${NAME_ARGS[$n]}
 done
@@ -223,12 +241,12 @@ finish() {
 		killtree "$p"
 	done
 	wait
-	echo "# time per kernel and suite (s; limit: the suite's QEMU limit; cpu: user + system seconds of its processes):"
-	printf '# %-10s %-14s %6s %6s %7s %8s %8s %8s\n' kernel suite passed failed skipped time limit cpu
+	echo "# time per kernel and suite (s; backstop: the suite's guest's wall-time backstop; cpu: user + system seconds of its processes):"
+	printf '# %-10s %-14s %6s %6s %7s %8s %8s %8s\n' kernel suite passed failed skipped time backstop cpu
 	local r wall=$((SECONDS - t_start)) busy
 	for r in "${table[@]}"; do echo "# $r"; done
 	busy=$(( ($(busy_ticks) - busy_start) / $(getconf CLK_TCK) ))
-	echo "# total wall time $wall s; host slowdown $slowdown % (limits and per-test timeouts scaled by it)"
+	echo "# total wall time $wall s; host slowdown $slowdown % (backstops, progress slack and per-test timeouts scaled by it)"
 	echo "# total cpu $cpu_total s in the rows; the host's $(nproc) cores busy $busy s, $((busy * 100 / ($(nproc) * (wall > 0 ? wall : 1)))) % of the run"
 	# Last before the closing line: a log kept only by its tail (CI's)
 	# still says what failed and why.
@@ -376,31 +394,77 @@ bash "$RT_TOP/scripts/build-clients.sh" "$kdir" >/dev/null || { failed=$((failed
 touch "$work/ready-$main_kernel"
 
 suite_job() { # suite_job SUITE: one guest suite (a job; its console in $work/SUITE.log)
-	local s=$1 limit=${SUITE_LIMIT[$1]}
+	local s=$1
+	if [ "${s#*-}" = runner ]; then
+		cpu_of "$work/$s.cpu" runner_job "$s"
+		return
+	fi
 	# shellcheck disable=SC2086 # SUITE_ARGS are words
-	cpu_of "$work/$s.cpu" bash "$RT_TOP/scripts/run-guest.sh" --kernel "${SUITE_KERNEL[$s]}" --module "${MODULE[${SUITE_KERNEL[$s]}]}" \
-		--clients --timeout "$limit" --log "$work/$s.log" \
-		"$RT_TOP/scripts/guest/tests.sh" ${SUITE_ARGS[$s]} RTUN_SLOWDOWN="$slowdown" \
-		$([ "${s#*-}" = runner ] || printf '%s ' "${guest_args[@]}") >"$work/$s.out" 2>&1
+	cpu_of "$work/$s.cpu" guest "$s" "$work/$s" "$slack" "${SUITE_LIMIT[$s]}" ${SUITE_ARGS[$s]} RTUN_SLOWDOWN="$slowdown" \
+		"${guest_args[@]}"
+}
+guest() { # guest SUITE OUT SLACK BACKSTOP [RUN-GUEST OPTIONS] TESTS.SH-ARGS...: a guest, its console in OUT.log
+	local s=$1 out=$2 progress=$3 backstop=$4 opts=()
+	shift 4
+	while [[ ${1:-} == --* ]]; do opts+=("$1"); shift; done
+	bash "$RT_TOP/scripts/run-guest.sh" --kernel "${SUITE_KERNEL[$s]}" --module "${MODULE[${SUITE_KERNEL[$s]}]}" \
+		--clients --timeout "$backstop" --progress "$progress" "${opts[@]}" --log "$out.log" \
+		"$RT_TOP/scripts/guest/tests.sh" "$@" >"$out.out" 2>&1
+}
+# The runner suite: three checks at once (their guests mostly sleep). The
+# runner's guest ($work/SUITE.log): the hung test and the stretched timeout
+# (run-guest.sh --selftest makes the host claim contention during it). The
+# stalled guest ($work/SUITE-stall.log): its runner stops after one test,
+# and the watchdog must end it for want of progress, 20 + 10 s after that
+# test's result, long before its backstop. The watchdog's own self-test
+# against fake consoles ($work/SUITE-watchdog.out).
+runner_job() { # runner_job SUITE
+	local s=$1
+	# shellcheck disable=SC2086 # SUITE_ARGS are words
+	guest "$s" "$work/$s" "$slack" "${SUITE_LIMIT[$s]}" --selftest ${SUITE_ARGS[$s]} RTUN_SLOWDOWN="$slowdown" &
+	guest "$s" "$work/$s-stall" 10 "${SUITE_LIMIT[$s]}" RTUN_SELFTEST=stall RTUN_TEST_TIMEOUT=20 RTUN_SLOWDOWN="$slowdown" &
+	python3 "$RT_TOP/scripts/guest-watchdog.py" --selftest >"$work/$s-watchdog.out" 2>&1
+	echo $? >"$work/$s-watchdog.rc"
+	wait
 }
 
 # The runner's check: the hung test is named, with a task dump, within its
-# timeout (20 s here; its duration line says how long it ran), the suite
-# then ends cleanly (a verdict), and nothing else failed.
+# timeout (20 s here; its duration line says how long it ran, less what
+# the host lost meanwhile: its contention line, if any), the stretched test
+# passes after more than its timeout's wall time, the suite then ends
+# cleanly (a verdict), and nothing else failed.
 runner_verdict() { # runner_verdict LOG
-	local log=$1 took
+	local log=$1 took lost stretch
 	grep -qE '^not ok 1 rust_tun_selftest_hang # TIMEOUT$' "$log" || { rt_log "runner: the hang was not reported as a TIMEOUT"; return 1; }
 	grep -qE '^# task dump of process group' "$log" || { rt_log "runner: no task dump"; return 1; }
 	grep -qE '^#   pid [0-9]+ tid [0-9]+ rtun state S wchan ' "$log" || { rt_log "runner: the dump shows no sleeping test task"; return 1; }
 	took=$(sed -n 's/^# duration rust_tun_selftest_hang \([0-9.]*\)$/\1/p' "$log")
-	[ -n "$took" ] && awk -v t="$took" 'BEGIN { exit !(t >= 20 && t < 45) }' ||
-		{ rt_log "runner: the hung test ran ${took:-?} s, its timeout is 20 s"; return 1; }
+	lost=$(sed -n 's/^# contention rust_tun_selftest_hang \([0-9.]*\) s .*/\1/p' "$log")
+	[ -n "$took" ] && awk -v t="$took" -v l="${lost:-0}" 'BEGIN { exit !(t - l >= 20 && t - l < 45) }' ||
+		{ rt_log "runner: the hung test ran ${took:-?} s (${lost:-0} s of it contended), its timeout is 20 s"; return 1; }
+	grep -qE '^ok 2 rust_tun_selftest_stretch$' "$log" ||
+		{ rt_log "runner: the test the host reported contention for was not given the time: $(grep -E '^(# rust_tun_selftest_stretch: |not ok 2 )' "$log" | head -2 | tr '\n' ' ')"; return 1; }
+	stretch=$(sed -n 's/^# duration rust_tun_selftest_stretch \([0-9.]*\)$/\1/p' "$log")
 	grep -qE '^RTUN-VERDICT: rc=1$' "$log" || { rt_log "runner: no clean end of the suite"; return 1; }
-	rt_log "runner: the hung test was named after $took s (timeout 20 s)"
+	rt_log "runner: the hung test was named after $took s (timeout 20 s); the contended one passed after $stretch s"
+}
+
+# The stalled guest's check: its runner passed a test, then stopped; the
+# watchdog must have stopped the guest for want of progress after that
+# test, 30 s (the 20 s timeout + 10 s) of uncontended time after it, and
+# not at its backstop.
+stall_verdict() { # stall_verdict OUT LOG
+	local out=$1 log=$2 n
+	grep -qE '^ok 1 rust_tun_selftest_pass$' "$log" || { rt_log "stall: the first test did not pass"; return 1; }
+	n=$(sed -n 's/.*FAIL: unfinished guest, stopped by the watchdog: no progress for \([0-9]*\) s after test 1 (rust_tun_selftest_pass) .*/\1/p' "$out")
+	[ -n "$n" ] || { rt_log "stall: the guest was not stopped for want of progress after test 1: $(grep -E 'FAIL' "$out" | head -2 | tr '\n' ' ')"; return 1; }
+	[ "$n" -ge 30 ] && [ "$n" -lt 45 ] || { rt_log "stall: stopped after $n s without progress, not 30-45"; return 1; }
+	! grep -q '^RTUN-VERDICT' "$log" || { rt_log "stall: the stalled guest ended by itself"; return 1; }
+	rt_log "stall: the watchdog stopped the stalled guest after $n s without progress"
 }
 
 # A guest that failed outside its tests: run-guest.sh's verdict (a splat,
-# QEMU's limit, the script's exit) with the first splat lines it printed
+# the watchdog, the script's exit) with the first splat lines it printed
 # after "kernel problems" (its own pattern, not a copy), an OOM (which it
 # does not count), and the console's last line.
 outside_tests() { # outside_tests SUITE
@@ -415,23 +479,37 @@ outside_tests() { # outside_tests SUITE
 
 # Counts a finished suite: its tests, and one failure more for a guest that
 # did not finish its plan or failed outside the tests (a kernel splat,
-# kmemleak, a verdict, QEMU's limit).
+# kmemleak, a verdict, the watchdog).
 account() { # account SUITE RC SECONDS
 	local s=$1 grc=$2 took=$3 log=$work/$1.log gp gs gf plan
 	echo "# ==== suite $s (${SUITE_KERNEL[$s]} kernel): ${took} s ===="
 	cat "$work/$s.log" 2>/dev/null || true
-	grep '^\[run-guest.sh' "$work/$s.out" >&2 || true
+	grep -E '^\[(run-guest.sh|guest-watchdog)' "$work/$s.out" >&2 || true
 	if [ "${s#*-}" = runner ]; then
-		if runner_verdict "$log"; then
-			passed=$((passed + 1))
-			echo "ok - runner names a hung test"
-			row "${SUITE_KERNEL[$s]}" "$s" 1 0 0 "$took" "${SUITE_LIMIT[$s]}" "$(cpu_secs "$work/$s.cpu")"
-		else
-			failed=$((failed + 1))
-			fails+=("$s: the runner did not name the hung test")
-			echo "not ok - runner names a hung test"
-			row "${SUITE_KERNEL[$s]}" "$s" 0 1 0 "$took" "${SUITE_LIMIT[$s]}" "$(cpu_secs "$work/$s.cpu")"
-		fi
+		local rp=0 rf=0 what ok
+		echo "# ---- the stalled guest ($s-stall) ----"
+		cat "$work/$s-stall.log" 2>/dev/null || true
+		grep -E '^\[(run-guest.sh|guest-watchdog)' "$work/$s-stall.out" >&2 || true
+		sed 's/^/# /' "$work/$s-watchdog.out" 2>/dev/null || true
+		for what in "runner names a hung test and stretches a contended one" \
+			"the watchdog stops a guest without progress" "the watchdog's self-test"; do
+			case $what in
+			runner*) runner_verdict "$log" && ok=1 || ok=0 ;;
+			*without*) stall_verdict "$work/$s-stall.out" "$work/$s-stall.log" && ok=1 || ok=0 ;;
+			*) [ "$(cat "$work/$s-watchdog.rc" 2>/dev/null)" = 0 ] && ok=1 || ok=0 ;;
+			esac
+			if [ $ok = 1 ]; then
+				rp=$((rp + 1))
+				echo "ok - $what"
+			else
+				rf=$((rf + 1))
+				fails+=("$s: not ok - $what")
+				echo "not ok - $what"
+			fi
+		done
+		passed=$((passed + rp))
+		failed=$((failed + rf))
+		row "${SUITE_KERNEL[$s]}" "$s" "$rp" "$rf" 0 "$took" "${SUITE_LIMIT[$s]}" "$(cpu_secs "$work/$s.cpu")"
 		return
 	fi
 	gp=$(grep -E '^ok [0-9]+ ' "$log" | grep -vc ' # SKIP')
@@ -480,7 +558,7 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
 		done
 		pending=("${rest[@]}")
 		[ -n "$next" ] || break
-		rt_log "suite $next starts (${SUITE_KERNEL[$next]} kernel, limit ${SUITE_LIMIT[$next]} s)"
+		rt_log "suite $next starts (${SUITE_KERNEL[$next]} kernel, backstop ${SUITE_LIMIT[$next]} s)"
 		start_job "$next" suite_job "$next"
 	done
 	[ ${#RUNNING[@]} -gt 0 ] || break

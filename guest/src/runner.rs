@@ -17,6 +17,25 @@
 //! runner counts as a failure. Every test's duration is printed
 //! (`# duration NAME SECONDS`); a table of the slowest closes the run.
 //!
+//! A test's timeout counts the guest's uncontended time, not wall time.
+//! Under TCG the guest clock follows the host's, so a guest whose vCPU
+//! thread waits for a host CPU (other guests, a kernel build) sees its
+//! tests take longer in its own clock, and nothing inside the guest can
+//! tell that wait from a slow test. The host can: its watchdog
+//! (scripts/guest-watchdog.py) measures how long QEMU's threads waited
+//! for a CPU while they could run, and writes the running total as
+//! `lost_ms N` lines to a second serial port (named in /etc/rtun-ctl,
+//! written only where the host runs that watchdog). A test times out when
+//! its wall time minus what the host lost during it reaches the timeout:
+//! a test asleep in the driver loses only what its vCPU's wake-ups wait
+//! for (about a tenth of its time on a host with twice as many runnable
+//! tasks as cores) and is named nearly on time, a busy one on a loaded
+//! host gets the time it was denied. Without the port the
+//! timeout is plain wall time. The host's own bound on a guest without
+//! progress (no result line for the longest timeout plus a slack) is
+//! counted the same way, from the `# per-test timeout N s` header: N must
+//! stay the longest timeout this runner applies to any test.
+//!
 //! `RTUN_DRIVERS=rust` plans only the Rust drivers' tests (rust_tun's,
 //! rust_dummy's): on the kernel and in the mode where C tun is not the
 //! reference (debug, NAPI), its tests (and the C dummy's) test the
@@ -215,7 +234,18 @@ fn leftovers(log: &mut KernelLog) -> Vec<String> {
 
 /// The tests only run by `RTUN_SELFTEST=1`: they check the runner itself
 /// (scripts/test.sh's runner check), never part of a suite.
-const SELFTESTS: &[(&str, TestFn, &[Node])] = &[("selftest_hang", t_selftest_hang, &[RUST])];
+const SELFTESTS: &[(&str, TestFn, &[Node])] = &[
+    ("selftest_hang", t_selftest_hang, &[RUST]),
+    ("selftest_stretch", t_selftest_stretch, &[RUST]),
+];
+
+/// The tests of `RTUN_SELFTEST=stall`: a test that passes, then one that
+/// stops the runner, so that no result comes again; the host's watchdog
+/// must end the guest for want of progress after the first.
+const SELFTESTS_STALL: &[(&str, TestFn, &[Node])] = &[
+    ("selftest_pass", t_selftest_pass, &[RUST]),
+    ("selftest_stall", t_selftest_stall, &[RUST]),
+];
 
 /// Hangs until killed: a blocking read of a TAP device nobody writes to
 /// (a task asleep in the driver, as a real hang would be). The runner must
@@ -226,6 +256,30 @@ fn t_selftest_hang(n: Node) -> TestResult {
     loop {
         let _ = t.read(&mut buf);
     }
+}
+
+/// Sleeps one and a half timeouts while the host, asked by the marker line
+/// (run-guest.sh --selftest only), claims half of that time was lost to
+/// contention: the test must pass, its timeout stretched by what the host
+/// reported; with plain wall time it would time out.
+fn t_selftest_stretch(_n: Node) -> TestResult {
+    println!("RTUN-SELFTEST: contention");
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    thread::sleep(test_timeout() * 3 / 2);
+    Ok(())
+}
+
+/// Passes at once: the last result before the stall.
+fn t_selftest_pass(_n: Node) -> TestResult {
+    Ok(())
+}
+
+/// Stops the runner (SIGSTOP to the parent) and returns: the runner never
+/// reports this test, and the guest idles until the host ends it.
+fn t_selftest_stall(_n: Node) -> TestResult {
+    // SAFETY: Signals our parent, the runner.
+    unsafe { libc::kill(libc::getppid(), libc::SIGSTOP) };
+    Ok(())
 }
 
 /// `RTUN_SHARD=I/N`: (I - 1, N), or (0, 1).
@@ -252,7 +306,11 @@ fn plan(filter: Option<&str>) -> Vec<(String, TestFn, Node)> {
     let mut plan = Vec::new();
     let dropin = dropin_run();
     let rust_only = std::env::var("RTUN_DRIVERS").is_ok_and(|v| v == "rust");
-    let tests = if std::env::var("RTUN_SELFTEST").is_ok_and(|v| v == "1") { SELFTESTS } else { suite::TESTS };
+    let tests = match std::env::var("RTUN_SELFTEST").as_deref() {
+        Ok("1") => SELFTESTS,
+        Ok("stall") => SELFTESTS_STALL,
+        _ => suite::TESTS,
+    };
     for (name, f, nodes) in tests {
         for node in nodes.iter() {
             // The drop-in run: the C tun's tests against rust_tun as
@@ -339,6 +397,115 @@ fn pidfd_wait(pidfd: RawFd, timeout: Duration) -> bool {
     }
 }
 
+/// The host's account of its CPUs (see the top of this file): how long, in
+/// total, the guest's vCPUs waited for a host CPU, as the host's watchdog
+/// writes it (`lost_ms N` lines) to the serial port /etc/rtun-ctl names.
+pub(crate) struct HostContention {
+    /// The port, raw and non-blocking; `None` without the host's channel.
+    tty: Option<std::fs::File>,
+    /// Bytes after the last complete line.
+    pending: Vec<u8>,
+    /// The latest total, in milliseconds.
+    lost_ms: u64,
+}
+
+impl HostContention {
+    /// Opens the port the host named, if any, and reads what is waiting.
+    fn open() -> Self {
+        let mut me = HostContention { tty: None, pending: Vec::new(), lost_ms: 0 };
+        let Ok(path) = std::fs::read_to_string("/etc/rtun-ctl") else { return me };
+        use std::os::unix::fs::OpenOptionsExt;
+        let Ok(tty) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path.trim())
+        else {
+            println!("# {}: cannot open the host's port: per-test timeouts in wall time", path.trim());
+            return me;
+        };
+        // Raw: no echo back to the host, no line editing of its lines.
+        // SAFETY: A zeroed termios is a valid buffer for tcgetattr() to fill.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        // SAFETY: Our tty's fd and a termios to fill, then to apply.
+        unsafe {
+            if libc::tcgetattr(tty.as_raw_fd(), &mut t) == 0 {
+                libc::cfmakeraw(&mut t);
+                libc::tcsetattr(tty.as_raw_fd(), libc::TCSANOW, &t);
+            }
+        }
+        me.tty = Some(tty);
+        me.settle();
+        me
+    }
+
+    /// Reads what the host sent while the port was closed (during the
+    /// boot): it comes in as the driver starts receiving, after the open,
+    /// and the first test must not start from a stale total. Reads until
+    /// the port is quiet for 100 ms (the host writes once a second), for
+    /// at most 2 s.
+    fn settle(&mut self) {
+        let Some(fd) = self.tty.as_ref().map(|t| t.as_raw_fd()) else { return };
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(2) {
+            let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            // SAFETY: One valid pollfd.
+            if unsafe { libc::poll(&mut p, 1, 100) } <= 0 {
+                break;
+            }
+            self.lost();
+        }
+    }
+
+    /// The latest total the host reported (zero without the channel).
+    fn lost(&mut self) -> Duration {
+        if let Some(tty) = &self.tty {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = fd_read(tty.as_raw_fd(), &mut buf) {
+                self.pending.extend_from_slice(&buf[..n]);
+            }
+            parse_lost(&mut self.pending, &mut self.lost_ms);
+        }
+        Duration::from_millis(self.lost_ms)
+    }
+}
+
+/// Takes the complete lines out of `pending` and sets `lost_ms` to the last
+/// well-formed `lost_ms N` among them. A line cut at its start (the port's
+/// FIFO cleared as the guest opened it) does not match and is skipped; the
+/// total only grows, so an older line never takes it back.
+fn parse_lost(pending: &mut Vec<u8>, lost_ms: &mut u64) {
+    let Some(end) = pending.iter().rposition(|&b| b == b'\n') else { return };
+    for line in pending[..end].split(|&b| b == b'\n') {
+        let ms = std::str::from_utf8(line)
+            .ok()
+            .and_then(|l| l.trim_end_matches('\r').strip_prefix("lost_ms "))
+            .and_then(|v| v.parse::<u64>().ok());
+        if let Some(ms) = ms {
+            *lost_ms = (*lost_ms).max(ms);
+        }
+    }
+    pending.drain(..=end);
+}
+
+/// Waits for the test behind `pidfd` until it exits (true) or until its
+/// wall time minus what the host lost meanwhile reaches `timeout` (false);
+/// returns that and what the host lost. Checks the host's total once a
+/// second.
+fn wait_uncontended(pidfd: RawFd, timeout: Duration, host: &mut HostContention) -> (bool, Duration) {
+    let start = Instant::now();
+    let lost0 = host.lost();
+    loop {
+        let lost = host.lost().saturating_sub(lost0);
+        let used = start.elapsed().saturating_sub(lost);
+        if used >= timeout {
+            return (false, lost);
+        }
+        if pidfd_wait(pidfd, (timeout - used).min(Duration::from_secs(1))) {
+            return (true, host.lost().saturating_sub(lost0));
+        }
+    }
+}
+
 /// Prints what the tasks of a hung test are doing: each thread of the test
 /// process and of every process in its group, with state, wchan and kernel
 /// stack; then SysRq `w` (blocked tasks, to the kernel log).
@@ -373,12 +540,13 @@ fn dump_tasks(pgid: i32) {
 }
 
 /// Runs one test in a child process of its own (its own process group),
-/// with `timeout`.
-fn run_child(f: TestFn, node: Node, timeout: Duration) -> Outcome {
+/// with `timeout` of uncontended time ([`wait_uncontended`]); returns how
+/// it ended and what the host lost to contention meanwhile.
+fn run_child(f: TestFn, node: Node, timeout: Duration, host: &mut HostContention) -> (Outcome, Duration) {
     let mut fds = [0; 2];
     // SAFETY: fds has room for the two descriptors.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Outcome::Done(Err(format!("pipe2: errno {}", errno())));
+        return (Outcome::Done(Err(format!("pipe2: errno {}", errno()))), Duration::ZERO);
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
@@ -415,7 +583,7 @@ fn run_child(f: TestFn, node: Node, timeout: Duration) -> Outcome {
     // SAFETY: Our read end.
     let rd = unsafe { OwnedFd::from_raw_fd(fds[0]) };
     if pid < 0 {
-        return Outcome::Done(Err(format!("fork: errno {}", errno())));
+        return (Outcome::Done(Err(format!("fork: errno {}", errno()))), Duration::ZERO);
     }
     // SAFETY: Also set from the parent, so that a kill right away reaches
     // the group.
@@ -429,9 +597,9 @@ fn run_child(f: TestFn, node: Node, timeout: Duration) -> Outcome {
         let mut st = 0;
         // SAFETY: Reaping it.
         unsafe { libc::waitpid(pid, &mut st, 0) };
-        return Outcome::Done(Err(format!("pidfd_open: errno {e}")));
+        return (Outcome::Done(Err(format!("pidfd_open: errno {e}"))), Duration::ZERO);
     }
-    let exited = pidfd_wait(pidfd, timeout);
+    let (exited, lost) = wait_uncontended(pidfd, timeout, host);
     let outcome = if exited {
         let mut buf = Vec::new();
         let _ = std::fs::File::from(rd).read_to_end(&mut buf);
@@ -461,7 +629,7 @@ fn run_child(f: TestFn, node: Node, timeout: Duration) -> Outcome {
     // Descendants the test left in its group are its leftovers too.
     // SAFETY: Killing what is left of the group (ESRCH if nothing).
     unsafe { libc::kill(-pid, libc::SIGKILL) };
-    outcome
+    (outcome, lost)
 }
 
 /// `rtun list [FILTER]`: prints the names `rtun test` would run with the
@@ -484,6 +652,8 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
     println!("# per-test timeout {} s", timeout.as_secs());
     let mut log = KernelLog::open();
     let kmemleak = Kmemleak::open();
+    let mut host = HostContention::open();
+    let lost_start = host.lost();
     // (start, end, name) of every test run, for kmemleak's allocation times.
     let mut spans: Vec<(f64, f64, String)> = Vec::new();
     let (mut failed, mut skipped) = (0, 0);
@@ -492,13 +662,21 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
     for (i, (name, f, node)) in plan.iter().enumerate() {
         let start = uptime();
         let wall = Instant::now();
-        let secs = timeout.as_secs();
-        let (r, directive) = match run_child(*f, *node, timeout) {
+        let (outcome, lost) = run_child(*f, *node, timeout, &mut host);
+        // The timeout, and what stretched it: the wall time it took and
+        // the host's contention during it.
+        let within = format!(
+            "{} s ({:.0} s of wall time, {:.0} s of it waiting for a host CPU)",
+            timeout.as_secs(),
+            wall.elapsed().as_secs_f64(),
+            lost.as_secs_f64()
+        );
+        let (r, directive) = match outcome {
             Outcome::Done(r) => (r, ""),
-            Outcome::TimedOut => (Err(format!("did not finish within {secs} s: killed")), " # TIMEOUT"),
+            Outcome::TimedOut => (Err(format!("did not finish within {within}: killed")), " # TIMEOUT"),
             Outcome::Unkillable => {
                 ended_early = true;
-                (Err(format!("did not finish within {secs} s and could not be killed: the suite ends here")), " # TIMEOUT")
+                (Err(format!("did not finish within {within} and could not be killed: the suite ends here")), " # TIMEOUT")
             }
         };
         let mut problems = if ended_early { Vec::new() } else { leftovers(&mut log) };
@@ -531,6 +709,12 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
             (Err(e), false) if !e.starts_with("SKIP: ") => Err(format!("{e}; and {}", problems.join("; "))),
             (_, false) => Err(problems.join("; ")),
         };
+        // What the host lost to contention during the test, where it
+        // matters (before the duration line: a failure's last diagnostic
+        // line stays its own).
+        if lost >= Duration::from_secs(1) {
+            println!("# contention {name} {:.2} s waiting for a host CPU", lost.as_secs_f64());
+        }
         println!("# duration {name} {:.2}", took.as_secs_f64());
         match r {
             Ok(()) => println!("ok {} {}", i + 1, name),
@@ -556,6 +740,8 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
     for (t, n) in by_time.iter().take(10) {
         println!("#   {t:8.2} {n}");
     }
+    let lost = host.lost().saturating_sub(lost_start);
+    println!("# the host's contention: {:.0} s waiting for a host CPU in all", lost.as_secs_f64());
     println!(
         "# guest: {} passed, {} failed, {} skipped{}",
         spans.len() - failed - skipped,
@@ -564,4 +750,21 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
         if ended_early { format!(", {} not run (the suite ended early)", plan.len() - spans.len()) } else { String::new() }
     );
     i32::from(failed != 0 || ended_early)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_lost;
+
+    #[test]
+    fn lost_lines() {
+        let (mut p, mut ms) = (b"3\nlost_ms 120\nlost_ms 90\nlost_".to_vec(), 7);
+        parse_lost(&mut p, &mut ms);
+        // The cut first line is skipped, the total never goes back, the
+        // unfinished line waits for its end.
+        assert_eq!((ms, &p[..]), (120, &b"lost_"[..]));
+        p.extend_from_slice(b"ms 4000\r\n");
+        parse_lost(&mut p, &mut ms);
+        assert_eq!((ms, p.len()), (4000, 0));
+    }
 }

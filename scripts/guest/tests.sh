@@ -50,7 +50,9 @@ fi
 # bridge, VLAN and wireguard topologies) takes 200-225 s quiet, and went
 # past 240 s once with a benchmark running beside the suite.
 # On a host slower than the one these were measured on (RTUN_SLOWDOWN,
-# percent: scripts/test.sh), every test takes that much longer.
+# percent: scripts/test.sh), every test takes that much longer. The runner
+# counts them in uncontended time: what the host reports its vCPU waited
+# for a host CPU during a test does not count (guest/src/runner.rs).
 if [ -z "${RTUN_TEST_TIMEOUT:-}" ]; then
 	case $(cat /etc/rtun-flavor) in
 	debug) t=600 ;;
