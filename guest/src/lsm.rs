@@ -5,9 +5,15 @@
 //! kprobe on each hook (`kprobe_profile`'s hit counts), per operation, both
 //! drivers in one test on one kernel: the debug kernel, whose
 //! `CONFIG_SECURITY_NETWORK=y` makes the hooks real functions (with it off
-//! they are empty inlines, and the test skips).
+//! they are empty inlines, and the test skips). A policy that refuses is
+//! deny.rs's, with the BPF LSM programs of bpf.rs.
 
 use super::*;
+
+mod bpf;
+mod deny;
+
+pub use deny::{t_lsm_deny_attach_queue, t_lsm_deny_create, t_lsm_deny_open};
 
 /// The six hooks tun.c 6.12 calls, in tun.c's order of first use.
 const HOOKS: [&str; 6] = [

@@ -249,7 +249,20 @@ impl Nl {
 
     /// RTM_GETLINK of `ifindex`: its tun attributes and queue counts.
     pub fn link_queues(&self, ifindex: i32) -> io::Result<LinkQueues> {
-        self.send(RTM_GETLINK, 0, &Self::ifinfomsg(ifindex))?;
+        self.get_link(&Self::ifinfomsg(ifindex))
+    }
+
+    /// RTM_GETLINK of the device named `name` (`ip -d link show NAME`):
+    /// its attributes, or the kernel's `ENODEV` if there is none.
+    pub fn link_by_name(&self, name: &str) -> io::Result<LinkQueues> {
+        let mut body = Self::ifinfomsg(0);
+        attr(&mut body, IFLA_IFNAME, format!("{name}\0").as_bytes());
+        self.get_link(&body)
+    }
+
+    /// RTM_GETLINK with `body`: the link's attributes.
+    fn get_link(&self, body: &[u8]) -> io::Result<LinkQueues> {
+        self.send(RTM_GETLINK, 0, body)?;
         for (ty, body) in self.recv()? {
             if ty == NLMSG_ERROR {
                 let e = i32::from_ne_bytes(body[0..4].try_into().unwrap());

@@ -166,6 +166,9 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),
     ("lsm_hooks", lsm::t_lsm_hooks, &[RUST]),
+    ("lsm_deny_create", lsm::t_lsm_deny_create, &[RUST, C]),
+    ("lsm_deny_open", lsm::t_lsm_deny_open, &[RUST, C]),
+    ("lsm_deny_attach_queue", lsm::t_lsm_deny_attach_queue, &[RUST, C]),
     ("drop_reasons", abi::drops::t_drop_reasons, &[RUST]),
     ("dropin_on_demand", clients::t_dropin_on_demand, &[DROPIN]),
     // The second driver: rust_dummy.ko beside the C dummy (dummy.rs).
