@@ -157,6 +157,8 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("backpressure_close_delete_stopped", backpressure::t_bp_close_delete_stopped, &[RUST, C]),
     ("backpressure_persist_reattach", backpressure::t_bp_persist_reattach, &[RUST, C]),
     ("backpressure_noqueue", backpressure::t_bp_noqueue, &[RUST, C]),
+    ("backpressure_second_stop", backpressure::t_bp_second_stop, &[RUST, C]),
+    ("backpressure_small_rings", backpressure::t_bp_small_rings, &[RUST, C]),
     ("compat_32bit", clients::t_compat_32bit, &[RUST]),
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),
