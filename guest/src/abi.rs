@@ -13,6 +13,7 @@
 use super::*;
 use crate::nl::{ifindex, Nl};
 
+pub mod args;
 pub mod drops;
 pub mod filter;
 pub mod sndbuf;
