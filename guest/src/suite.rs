@@ -112,6 +112,7 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("hwaddr", abi::t_hwaddr, &[RUST, C]),
     ("sndbuf_all_queues", abi::sndbuf::t_sndbuf_all_queues, &[RUST, C]),
     ("setlink_addr_len", abi::t_setlink_addr_len, &[RUST, C]),
+    ("hwaddr_union_tail", abi::t_hwaddr_union_tail, &[RUST, C]),
     ("ioctl_args", abi::args::t_ioctl_args, &[RUST, C]),
     ("fasync_sigio", fileops::t_fasync_sigio, &[RUST, C]),
     ("fasync_pollout", fileops::t_fasync_pollout, &[RUST, C]),
