@@ -13,6 +13,7 @@
 use super::*;
 use crate::nl::{ifindex, Nl};
 
+pub mod args;
 pub mod drops;
 pub mod filter;
 pub mod sndbuf;
@@ -435,5 +436,57 @@ pub fn t_fdinfo_bytes_name(n: Node) -> TestResult {
         let iff = crate::queues::fdinfo_iff(f.as_raw_fd());
         check!(iff.as_deref() == Some(name), "fdinfo iff {iff:02x?}, expected {name:02x?}");
     }
+    Ok(())
+}
+
+/// `SIOCSIFHWADDR` on a TAP retyped `ARPHRD_TUNNEL6` (`addr_len` 16):
+/// tun.c hands `dev_set_mac_address_user()` the `sockaddr` inside its
+/// whole `struct ifreq` copy, and `netif_set_mac_address()` compares
+/// `addr_len` bytes from `sa_data`, so the two bytes of the `ifr_ifru`
+/// union after the 16-byte `sockaddr` take part: with them equal to
+/// `dev_addr[14..16]` the address is unchanged and `ndo_set_mac_address`
+/// is not called, with them different it is (`eth_mac_addr()`, which
+/// writes 6 bytes). Either way the call succeeds, `IFLA_ADDRESS` (all 16
+/// bytes) stays what it was, and the core sends its `NETDEV_CHANGEADDR`
+/// RTM_NEWLINK (it does so whether the compare differed or not), the same
+/// number on both drivers. A `sa_data` whose first 6 bytes differ is set,
+/// the tail bytes not stored.
+pub fn t_hwaddr_union_tail(n: Node) -> TestResult {
+    const ARPHRD_TUNNEL6: u16 = 769;
+    let t = Tun::create(n.path, "rt-ht0", IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF: {e}"))?;
+    ioctl_val(t.fd(), TUNSETLINK, ARPHRD_TUNNEL6.into()).map_err(|e| format!("TUNSETLINK TUNNEL6: {e}"))?;
+    check!(sysfs("rt-ht0", "addr_len") == "16", "addr_len {}", sysfs("rt-ht0", "addr_len"));
+    let nl = Nl::open(0).map_err(|e| e.to_string())?;
+    let idx = ifindex("rt-ht0");
+    let address = || -> Result<Vec<u8>, String> {
+        nl.link_queues(idx).map_err(|e| format!("RTM_GETLINK: {e}"))?.address.ok_or_else(|| "no IFLA_ADDRESS".to_string())
+    };
+    let addr = address()?;
+    check!(addr.len() == 16 && addr[6..] == [0; 10], "IFLA_ADDRESS {addr:02x?}, expected the MAC and 10 zero bytes");
+    let mon = Nl::open(crate::nl::RTMGRP_LINK).map_err(|e| e.to_string())?;
+    mon.set_timeout_ms(300);
+    let _ = mon.count_newlink("rt-ht0");
+    let mut counts = Vec::new();
+    for (what, tail) in [("tail equal to dev_addr[14..16]", [addr[14], addr[15]]), ("tail different", [0xab, 0xcd]), ("tail equal again", [addr[14], addr[15]])] {
+        let mut r = IfReqAddr { name: [0; 16], family: ARPHRD_TUNNEL6, data: [0; 14], pad: [0x5a; 8] };
+        r.data.copy_from_slice(&addr[..14]);
+        r.pad[..2].copy_from_slice(&tail);
+        ioctl_ptr(t.fd(), SIOCSIFHWADDR, &mut r).map_err(|e| format!("SIOCSIFHWADDR, {what}: errno {e} ({})", errname(e)))?;
+        let got = address()?;
+        check!(got == addr, "{what}: IFLA_ADDRESS {got:02x?}, expected {addr:02x?} unchanged");
+        let c = mon.count_newlink("rt-ht0");
+        println!("# {what}: {c} RTM_NEWLINK");
+        counts.push(c);
+    }
+    check!(counts.iter().all(|&c| c == counts[0]) && counts[0] > 0, "RTM_NEWLINK per SIOCSIFHWADDR {counts:?}: expected one (NETDEV_CHANGEADDR) each");
+    // New first bytes: set; the tail is not stored.
+    let mut r = IfReqAddr { name: [0; 16], family: ARPHRD_TUNNEL6, data: [0x77; 14], pad: [0xee; 8] };
+    r.data[..6].copy_from_slice(&[2, 0x16, 0x16, 0x16, 0x16, 0x16]);
+    ioctl_ptr(t.fd(), SIOCSIFHWADDR, &mut r).map_err(|e| format!("SIOCSIFHWADDR new address: errno {e} ({})", errname(e)))?;
+    let got = address()?;
+    let mut want = vec![0u8; 16];
+    want[..6].copy_from_slice(&[2, 0x16, 0x16, 0x16, 0x16, 0x16]);
+    check!(got == want, "new address: IFLA_ADDRESS {got:02x?}, expected {want:02x?}");
+    check!(mon.count_newlink("rt-ht0") > 0, "no RTM_NEWLINK for the new address");
     Ok(())
 }

@@ -549,3 +549,119 @@ pub fn t_bp_noqueue(n: Node) -> TestResult {
     check_empty(&t, "noqueue")?;
     Ok(())
 }
+
+/// The wake after the first stop/wake cycle, not only from a fresh queue.
+/// Every read count here is a multiple of 16, so tun.c's `ptr_ring`
+/// (which zeroes the slots read in batches of 16) and rust_tun's ring have
+/// the same room at each flood.
+///
+/// 1. A flood of `QLEN + HELD` stops the queue (the qdisc holds `HELD`);
+///    half the ring read wakes it, and the qdisc's datagrams refill the
+///    ring, whose last slot stops the queue a second time.
+/// 2. `HELD` more wait in the qdisc (they would be dropped at the ring if
+///    the queue were not stopped again); `QLEN / 2 - 1` reads do not wake
+///    it (the count of reads started again at the first wake), the next
+///    one does.
+/// 3. The reader drains everything; the ring, empty again, is flooded
+///    again and stops and wakes a third time.
+///
+/// Every datagram is read once, in order; the device drops nothing and
+/// counts every packet read (`tx_packets`), as tun.c does.
+pub fn t_bp_second_stop(n: Node) -> TestResult {
+    const HALF: u32 = QLEN / 2;
+    let _qdisc = need_backpressure()?;
+    let t = open_q(n, "rt-bp2", IFF_BACKPRESSURE)?;
+    link_up("rt-bp2", 131)?;
+    let c0 = counters("rt-bp2")?;
+    let mut f = Flow::new("10.131.0.2")?;
+
+    // 1. The first stop, woken by half the ring read.
+    f.send(QLEN + HELD)?;
+    let held = f.held("first flood, ring full")?;
+    check!(read_n(&t, &f, HALF - 1)? == range(0..HALF - 1), "first cycle, reads before the wake");
+    let still = f.held(&format!("first cycle, after {} reads", HALF - 1))?;
+    check!(still == held, "first cycle: the qdisc held {held} bytes, {still} after {} reads", HALF - 1);
+    check!(read_n(&t, &f, 1)? == [HALF - 1], "first cycle, the read that wakes");
+    f.wait_outq_empty("first wake")?;
+
+    // 2. The ring is full again (HALF..QLEN + HELD): the queue stopped a
+    // second time, so what comes next waits in the qdisc.
+    let next = f.next;
+    f.send(HELD)?;
+    let again = f.held("second stop (the ring refilled by the qdisc after the first wake)")?;
+    check!(again == held, "second stop: the qdisc holds {again} bytes, expected {held} as at the first stop");
+    check!(stat("rt-bp2", "tx_dropped")? == 0, "second stop: tx_dropped {}: the queue was not stopped again", stat("rt-bp2", "tx_dropped")?);
+    check!(read_n(&t, &f, HALF - 1)? == range(HALF..QLEN - 1), "second cycle, reads before the wake");
+    let still = f.held(&format!("second cycle, after {} reads", HALF - 1))?;
+    check!(still == held, "second cycle: the qdisc held {held} bytes, {still} after {} reads: woken early (reads of the first cycle counted?)", HALF - 1);
+    check!(read_n(&t, &f, 1)? == [QLEN - 1], "second cycle, the read that wakes");
+    f.wait_outq_empty("second wake")?;
+
+    // 3. Drain (the ring holds QLEN..next + HELD), then a fresh flood.
+    let got = read_n(&t, &f, QLEN)?;
+    check!(got == range(QLEN..next + HELD), "drain: read {got:?}");
+    check_empty(&t, "drained")?;
+    let first = f.next;
+    f.send(QLEN + HELD)?;
+    let third = f.held("third flood after the drain")?;
+    check!(third == held, "third stop: the qdisc holds {third} bytes, expected {held}");
+    check!(read_n(&t, &f, HALF)? == range(first..first + HALF), "third cycle, half the ring");
+    f.wait_outq_empty("third wake")?;
+    let got = read_n(&t, &f, HALF + HELD)?;
+    check!(got == range(first + HALF..f.next), "third cycle, the rest: read {got:?}");
+    check_empty(&t, "the end")?;
+
+    let c1 = counters("rt-bp2")?;
+    let sent = u64::from(f.next);
+    check!(c1.tx_dropped == c0.tx_dropped, "tx_dropped {} -> {}", c0.tx_dropped, c1.tx_dropped);
+    check!(c1.tx_packets - c0.tx_packets == sent, "tx_packets +{}, expected +{sent} (every datagram read)", c1.tx_packets - c0.tx_packets);
+    // 20 bytes of IP, 8 of UDP, 4 of sequence number each.
+    check!(c1.tx_bytes - c0.tx_bytes == sent * 32, "tx_bytes +{}, expected +{}", c1.tx_bytes - c0.tx_bytes, sent * 32);
+    Ok(())
+}
+
+/// Rings of 1, 2, 3, 5 and 8 slots: the wake threshold is tun.c's
+/// `cons_cnt >= tx_ring.size / 2`, integer division, so the first read
+/// wakes a ring of up to 3 slots (a ring of 1 at once, as `size / 2` is
+/// 0), the second a ring of 5, the fourth a ring of 8. (tun.c's
+/// `ptr_ring` zeroes each slot as it is read in rings this small, its
+/// batch being 1, so both drivers' rings have the same room.) Each ring
+/// is flooded with twice its size (the qdisc, whose bands hold
+/// `txqueuelen`, keeps the second half), read one short of the wake (the
+/// qdisc still holds all it held), then once more (it sends on as many as
+/// were read, the ring is full again); then every datagram is read, in
+/// order, none dropped.
+pub fn t_bp_small_rings(n: Node) -> TestResult {
+    let _qdisc = need_backpressure()?;
+    for (i, q) in [1u32, 2, 3, 5, 8].into_iter().enumerate() {
+        let name = format!("rt-bps{q}");
+        let net = 132 + i as u8;
+        let t = open_q(n, &name, IFF_BACKPRESSURE)?;
+        sh(&format!("ip link set {name} qlen {q}"))?;
+        ptp_up(&name, &format!("10.{net}.0.1"), &format!("10.{net}.0.2"))?;
+        let mut f = Flow::new(&format!("10.{net}.0.2"))?;
+        f.send(2 * q)?;
+        let held = f.held(&format!("ring of {q}, full"))?;
+        let wake = (q / 2).max(1);
+        if wake > 1 {
+            check!(read_n(&t, &f, wake - 1)? == range(0..wake - 1), "ring of {q}: reads before the wake");
+            let still = f.held(&format!("ring of {q}, after {} reads", wake - 1))?;
+            check!(still == held, "ring of {q}: the qdisc held {held} bytes, {still} after {} reads: woken before size / 2 = {wake} reads", wake - 1);
+        }
+        check!(read_n(&t, &f, 1)? == [wake - 1], "ring of {q}: the read that wakes");
+        // The wake sends on as many as were read (the ring's room); the
+        // rest wait again, the ring full (the datagrams' skbs are all of
+        // one size).
+        let left = held / q as i32 * (q - wake) as i32;
+        let deadline = Instant::now() + WAIT;
+        while f.outq()? != left {
+            check!(Instant::now() < deadline, "ring of {q}: the qdisc holds {} bytes {WAIT:?} after the wake, expected {left} ({} of {q} datagrams)", f.outq()?, q - wake);
+            thread::sleep(Duration::from_millis(10));
+        }
+        let got = read_n(&t, &f, 2 * q - wake)?;
+        check!(got == range(wake..2 * q), "ring of {q}: read {got:?}");
+        check_empty(&t, &format!("ring of {q}"))?;
+        check!(stat(&name, "tx_dropped")? == 0, "ring of {q}: tx_dropped {}", stat(&name, "tx_dropped")?);
+    }
+    Ok(())
+}

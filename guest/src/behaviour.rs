@@ -18,6 +18,7 @@ use std::sync::Mutex;
 pub mod link;
 pub mod fdpass;
 pub mod flows;
+pub mod vlan;
 
 use flows::*;
 

@@ -17,6 +17,8 @@ const NLMSG_ERROR: u16 = 2;
 const IFLA_ADDRESS: u16 = 1;
 const IFLA_IFNAME: u16 = 3;
 const IFLA_MTU: u16 = 4;
+const IFLA_LINK: u16 = 5;
+const IFLA_MASTER: u16 = 10;
 const IFLA_QDISC: u16 = 6;
 const IFLA_STATS64: u16 = 23;
 const IFLA_MIN_MTU: u16 = 50;
@@ -63,6 +65,9 @@ pub struct LinkQueues {
     pub min_mtu: Option<u32>,
     pub max_mtu: Option<u32>,
     pub stats64: Option<Stats64>,
+    /// `IFLA_ADDRESS`: the whole `dev_addr`, `addr_len` bytes (where
+    /// `SIOCGIFHWADDR` gives only the first 14).
+    pub address: Option<Vec<u8>>,
 }
 
 /// The first eight counters of `IFLA_STATS64` (`struct
@@ -88,6 +93,7 @@ fn parse_link(b: &[u8]) -> LinkQueues {
     let u32_of = |p: &[u8]| p.get(..4).map(|b| u32::from_ne_bytes(b.try_into().unwrap()));
     for (t, p) in attrs(b) {
         match t {
+            IFLA_ADDRESS => l.address = Some(p.to_vec()),
             IFLA_IFNAME => l.name = String::from_utf8_lossy(p.split(|&c| c == 0).next().unwrap_or(&[])).into_owned(),
             IFLA_NUM_TX_QUEUES => l.num_tx_queues = u32_of(p),
             IFLA_NUM_RX_QUEUES => l.num_rx_queues = u32_of(p),
@@ -343,6 +349,63 @@ impl Nl {
     /// kernel's answer.
     fn newlink_ack(&self, flags: u16, body: &[u8]) -> Result<(), i32> {
         self.send(RTM_NEWLINK, flags | NLM_F_ACK, body).map_err(|e| e.raw_os_error().unwrap_or(0))?;
+        for (ty, body) in self.recv().map_err(|e| e.raw_os_error().unwrap_or(0))? {
+            if ty == NLMSG_ERROR {
+                let e = i32::from_ne_bytes(body[0..4].try_into().unwrap());
+                return if e == 0 { Ok(()) } else { Err(-e) };
+            }
+        }
+        Err(libc::EPROTO)
+    }
+
+    /// RTM_NEWLINK creating device `name` of kind `kind` on top of device
+    /// `link` (`IFLA_LINK`), with the attributes `data` in
+    /// `IFLA_INFO_DATA` (`ip link add link LINK name NAME type KIND ...`):
+    /// the kernel's answer.
+    pub fn new_link_on(&self, name: &str, link: i32, kind: &str, data: &[(u16, Vec<u8>)]) -> Result<(), i32> {
+        let mut body = Self::ifinfomsg(0);
+        attr(&mut body, IFLA_IFNAME, format!("{name}\0").as_bytes());
+        attr(&mut body, IFLA_LINK, &(link as u32).to_ne_bytes());
+        let mut d = Vec::new();
+        for (ty, payload) in data {
+            attr(&mut d, *ty, payload);
+        }
+        let mut info = Vec::new();
+        attr(&mut info, IFLA_INFO_KIND, kind.as_bytes());
+        attr(&mut info, IFLA_INFO_DATA, &d);
+        attr(&mut body, IFLA_LINKINFO, &info);
+        self.newlink_ack(NLM_F_CREATE | NLM_F_EXCL, &body)
+    }
+
+    /// RTM_NEWLINK setting `IFLA_MASTER` (`ip link set DEV master
+    /// MASTER`; 0: `nomaster`): the kernel's answer.
+    pub fn set_master(&self, ifindex: i32, master: i32) -> Result<(), i32> {
+        self.newlink_attr(ifindex, IFLA_MASTER, &(master as u32).to_ne_bytes())
+    }
+
+    /// RTM_SETLINK of family `AF_BRIDGE` with `IFLA_AF_SPEC` holding one
+    /// `IFLA_BRIDGE_VLAN_INFO` (`bridge vlan add dev DEV vid VID [pvid]
+    /// [untagged] [self]`): `flags` are `BRIDGE_VLAN_INFO_*`; `self_` sets
+    /// `IFLA_BRIDGE_FLAGS` to `BRIDGE_FLAGS_SELF` (the bridge device's own
+    /// VLANs). The kernel's answer.
+    pub fn bridge_vlan_add(&self, ifindex: i32, vid: u16, flags: u16, self_: bool) -> Result<(), i32> {
+        const AF_BRIDGE: u8 = 7;
+        const RTM_SETLINK: u16 = 19;
+        const IFLA_AF_SPEC: u16 = 26;
+        const IFLA_BRIDGE_FLAGS: u16 = 0;
+        const IFLA_BRIDGE_VLAN_INFO: u16 = 2;
+        const BRIDGE_FLAGS_SELF: u16 = 2;
+        let mut body = Self::ifinfomsg(ifindex);
+        body[0] = AF_BRIDGE;
+        let mut spec = Vec::new();
+        if self_ {
+            attr(&mut spec, IFLA_BRIDGE_FLAGS, &BRIDGE_FLAGS_SELF.to_ne_bytes());
+        }
+        let mut info = flags.to_ne_bytes().to_vec();
+        info.extend_from_slice(&vid.to_ne_bytes());
+        attr(&mut spec, IFLA_BRIDGE_VLAN_INFO, &info);
+        attr(&mut body, IFLA_AF_SPEC | 0x8000, &spec);
+        self.send(RTM_SETLINK, NLM_F_ACK, &body).map_err(|e| e.raw_os_error().unwrap_or(0))?;
         for (ty, body) in self.recv().map_err(|e| e.raw_os_error().unwrap_or(0))? {
             if ty == NLMSG_ERROR {
                 let e = i32::from_ne_bytes(body[0..4].try_into().unwrap());
