@@ -499,3 +499,69 @@ pub fn t_attach_sweep(n: Node) -> TestResult {
     sh(&format!("ip link del {name}"))?;
     res.map(|_| ())
 }
+
+/// The test module whose notifier vetoes devices named `rtunveto*`
+/// (testmod/rtun_veto.c), loaded for a test and unloaded when dropped.
+struct VetoModule;
+
+impl VetoModule {
+    const NAME: &str = "rtun_veto";
+
+    fn load() -> Result<Self, String> {
+        if !std::path::Path::new(&format!("{MODDIR}/{}.ko", Self::NAME)).exists() {
+            skip!("no {}.ko for this kernel (`make testmod`; not built for Debian's)", Self::NAME);
+        }
+        load(Self::NAME)?;
+        Ok(VetoModule)
+    }
+
+    /// One of its counters: `vetoes`, `holds`, `rebroadcasts`.
+    fn count(&self, what: &str) -> Result<u32, String> {
+        let path = format!("/sys/module/{}/parameters/{what}", Self::NAME);
+        let s = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+        s.trim().parse().map_err(|_| format!("{path}: {s:?}"))
+    }
+}
+
+impl Drop for VetoModule {
+    fn drop(&mut self) {
+        let _ = unload(Self::NAME);
+    }
+}
+
+/// Another subsystem's `NETDEV_REGISTER` notifier vetoes the device
+/// (`-EPERM`) after `register_netdevice()` listed it, and keeps a
+/// reference to it for 1.5 s from the `NETDEV_UNREGISTER` that follows
+/// (the test module rtun_veto.ko): `netdev_run_todo()` waits for it and
+/// broadcasts `NETDEV_UNREGISTER` again meanwhile, to the driver's
+/// notifier too, about a device whose creation failed (finding 5: the
+/// driver must not have dropped what that notifier reaches). `TUNSETIFF`
+/// gives `EPERM`, leaves no device, the file stays usable, and the kernel
+/// logs nothing (the runner's splat check; KASAN on the debug kernel).
+pub fn t_veto_lingering_ref(n: Node) -> TestResult {
+    let m = VetoModule::load()?;
+    let name = "rtunveto0";
+    let (vetoes, holds, rebroadcasts) = (m.count("vetoes")?, m.count("holds")?, m.count("rebroadcasts")?);
+    let f = Tun::open_node(n.path).map_err(|e| format!("open: {e}"))?;
+    let t0 = Instant::now();
+    let mut ifr = IfReq::new(name, IFF_TAP | IFF_NO_PI);
+    let r = ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr);
+    let took = t0.elapsed();
+    expect_errno!(r, libc::EPERM, "TUNSETIFF of a vetoed device");
+    check!(!link_exists(name), "{name} exists after its registration was vetoed");
+    check!(m.count("vetoes")? == vetoes + 1, "the module vetoed {} registrations, expected 1", m.count("vetoes")? - vetoes);
+    check!(m.count("holds")? == holds + 1, "the module took {} references, expected 1", m.count("holds")? - holds);
+    let again = m.count("rebroadcasts")? - rebroadcasts;
+    check!(again >= 1, "no NETDEV_UNREGISTER rebroadcast while the reference was held (TUNSETIFF took {took:?})");
+    println!("# EPERM after {:.2} s, NETDEV_UNREGISTER broadcast again {again} times", took.as_secs_f64());
+
+    // The file attaches afterwards, to a device of another name.
+    let mut ifr = IfReq::new("rt-veto1", IFF_TAP | IFF_NO_PI);
+    ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map_err(|e| format!("TUNSETIFF after the veto: errno {e} ({})", errname(e)))?;
+    check!(link_exists("rt-veto1"), "no rt-veto1 after TUNSETIFF");
+    drop(f);
+    check!(vnet::napi::wait_gone("/sys/class/net/rt-veto1", Duration::from_secs(10)), "rt-veto1 outlived its file");
+    drop(m);
+    check!(!module_loaded(VetoModule::NAME), "rmmod {} failed", VetoModule::NAME);
+    Ok(())
+}

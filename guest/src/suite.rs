@@ -157,10 +157,12 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("backpressure_close_delete_stopped", backpressure::t_bp_close_delete_stopped, &[RUST, C]),
     ("backpressure_persist_reattach", backpressure::t_bp_persist_reattach, &[RUST, C]),
     ("backpressure_noqueue", backpressure::t_bp_noqueue, &[RUST, C]),
-    // Allocation failures (fault injection: the debug kernel; skipped elsewhere).
+    // Allocation failures (fault injection: the debug kernel; skipped
+    // elsewhere), and another notifier's veto (testmod/rtun_veto.ko).
     ("faults_teardown_purges", faults::t_teardown_purges, &[RUST, C]),
     ("faults_create_sweep", faults::t_create_sweep, &[RUST, C]),
     ("faults_attach_sweep", faults::t_attach_sweep, &[RUST, C]),
+    ("faults_veto_lingering_ref", faults::t_veto_lingering_ref, &[RUST, C]),
     ("compat_32bit", clients::t_compat_32bit, &[RUST]),
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),
