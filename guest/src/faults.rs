@@ -293,6 +293,11 @@ impl Drop for FailNth {
     }
 }
 
+/// Opens the node (before a fault is armed: only the ioctl is swept).
+fn open_node(node: &str) -> Result<File, String> {
+    Tun::open_node(node).map_err(|e| format!("open {node}: {e}"))
+}
+
 /// The errnos an allocation failure may give back.
 fn plausible(e: i32) -> bool {
     [libc::ENOMEM, libc::ENOBUFS].contains(&e)
@@ -301,8 +306,9 @@ fn plausible(e: i32) -> bool {
 /// How many allocations the sweeps fail at most before calling it a hang.
 const MAX_NTH: u32 = 3000;
 
-/// Runs `op` with its `n`th allocation failing, for n = 1, 2, ... until it
-/// completes without reaching the fault; `after_fault(n, result)` checks
+/// Runs `op` (one system call: the file it works on is opened before) with
+/// its `n`th allocation failing, for n = 1, 2, ... until it completes
+/// without reaching the fault; `after_fault(n, result)` checks
 /// what a fault left. Returns the allocations `op` makes (the last n - 1).
 fn sweep(
     what: &str,
@@ -354,11 +360,11 @@ pub fn t_create_sweep(n: Node) -> TestResult {
     let _attrs = FaultAttrs::fail_nth()?;
     let mut fails = Vec::new();
     let mut notes = Vec::new();
-    let file = std::cell::Cell::new(None);
+    let file = std::cell::Cell::new(Some(open_node(n.path)?));
     let allocs = sweep(
         "TUNSETIFF (new device)",
         || {
-            let f = Tun::open_node(n.path).map_err(|e| e.raw_os_error().unwrap_or(0))?;
+            let f = file.take().ok_or(libc::EBADF)?;
             let mut ifr = IfReq::new(name, IFF_TAP | IFF_NO_PI);
             let r = ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map(|_| ());
             file.set(Some(f));
@@ -387,6 +393,7 @@ pub fn t_create_sweep(n: Node) -> TestResult {
             drop(f);
             check!(vnet::napi::wait_gone(&format!("/sys/class/net/{name}"), Duration::from_secs(10)), "{name} outlived its file");
             let _ = mon.link_events(name);
+            file.set(Some(open_node(n.path)?));
             Ok(())
         },
     )?;
@@ -410,11 +417,11 @@ pub fn t_attach_sweep(n: Node) -> TestResult {
     let name = "rt-fatt0";
     let q0 = Tun::create(n.path, name, flags).map_err(|e| format!("TUNSETIFF: errno {e}"))?;
     let mut fails = Vec::new();
-    let file = std::cell::Cell::new(None);
+    let file = std::cell::Cell::new(Some(open_node(n.path)?));
     let allocs = sweep(
         "TUNSETIFF (second queue)",
         || {
-            let f = Tun::open_node(n.path).map_err(|e| e.raw_os_error().unwrap_or(0))?;
+            let f = file.take().ok_or(libc::EBADF)?;
             let mut ifr = IfReq::new(name, flags);
             let r = ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map(|_| ());
             file.set(Some(f));
@@ -432,6 +439,7 @@ pub fn t_attach_sweep(n: Node) -> TestResult {
             check!(tx_queues(name) == 2, "{} queues attached, expected 2", tx_queues(name));
             drop(f);
             check!(tx_queues(name) == 1, "{} queues after the second closed", tx_queues(name));
+            file.set(Some(open_node(n.path)?));
             Ok(())
         },
     )?;
@@ -468,11 +476,11 @@ pub fn t_attach_sweep(n: Node) -> TestResult {
     ioctl_val(t.fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: errno {e}"))?;
     drop(t);
     let mut fails = Vec::new();
-    let file = std::cell::Cell::new(None);
+    let file = std::cell::Cell::new(Some(open_node(n.path)?));
     let res = sweep(
         "TUNSETIFF (persistent device)",
         || {
-            let f = Tun::open_node(n.path).map_err(|e| e.raw_os_error().unwrap_or(0))?;
+            let f = file.take().ok_or(libc::EBADF)?;
             let mut ifr = IfReq::new(name, IFF_TAP | IFF_NO_PI);
             let r = ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map(|_| ());
             file.set(Some(f));
@@ -489,6 +497,7 @@ pub fn t_attach_sweep(n: Node) -> TestResult {
             }
             drop(f);
             check!(link_exists(name), "the persistent {name} went with its file");
+            file.set(Some(open_node(n.path)?));
             Ok(())
         },
     );
