@@ -5,6 +5,7 @@
 #   make KDIR=<kernel tree> CLIPPY=1  build with clippy lints
 #   make KDIR=<kernel tree> rustfmtcheck
 #   make KDIR=<kernel tree> bench     build bench/rtun_cbench.ko (C side of the micro-benchmark)
+#   make KDIR=<kernel tree> testmod   build testmod/rtun_veto.ko (a notifier the guest tests load)
 #   make clean
 # The kernel tree comes from scripts/build-kernel.sh, which also prints it.
 
@@ -58,10 +59,17 @@ bench:
 	$(call kdir_stamp,$(CURDIR)/bench)
 	$(KMAKE) M=$(CURDIR)/bench modules
 
+# The test modules the guest suites load (testmod/rtun_veto.ko).
+testmod:
+	@test -n "$(KDIR)" || { echo "KDIR is not set and no cached kernel was found" >&2; exit 1; }
+	$(call kdir_stamp,$(CURDIR)/testmod)
+	$(KMAKE) M=$(CURDIR)/testmod modules
+
 clean:
-	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(KMAKE) clean; $(KMAKE) M=$(CURDIR)/bench clean; fi
+	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(KMAKE) clean; $(KMAKE) M=$(CURDIR)/bench clean; \
+		$(KMAKE) M=$(CURDIR)/testmod clean; fi
 	rm -f bindings_generated.rs .bindings_generated.rs.cmd helpers_generated.rs .helpers_generated.rs.cmd \
-		*.bc helpers/*.bc helpers/.*.cmd .kdir-stamp bench/.kdir-stamp
+		*.bc helpers/*.bc helpers/.*.cmd .kdir-stamp bench/.kdir-stamp testmod/.kdir-stamp
 
 rustfmt:
 	$(RUSTFMT) --config-path $(KDIR)/.rustfmt.toml $(RS_SRCS)
@@ -69,4 +77,4 @@ rustfmt:
 rustfmtcheck:
 	$(RUSTFMT) --check --config-path $(KDIR)/.rustfmt.toml $(RS_SRCS)
 
-.PHONY: all modules bench clean rustfmt rustfmtcheck
+.PHONY: all modules bench testmod clean rustfmt rustfmtcheck

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot the test kernel in QEMU (TCG) with an initramfs holding busybox, the
-# modules (rust_tun.ko, rust_dummy.ko and rust_tun_vhost.ko beside it if built, and the C
+# modules (rust_tun.ko, rust_dummy.ko, rust_tun_vhost.ko and testmod/rtun_veto.ko beside it if built, and the C
 # tun/pktgen/dummy from the same build, geneve and its UDP tunnel modules
 # when the kernel builds them), the guest programs and
 # GUEST_SCRIPT; stream the console to the terminal and to a log; exit with
@@ -156,7 +156,7 @@ cp "$RT_TOP/scripts/guest/bench-settle.sh" "$root/lib/rtun-bench-settle.sh"
 chmod +x "$root/init"
 cp "$rtun" "$root/bin/rtun"
 cp "$ko" "$root/lib/modules/"
-for m in rust_dummy rust_tun_vhost; do
+for m in rust_dummy rust_tun_vhost testmod/rtun_veto; do
 	[ ! -f "$(dirname "$ko")/$m.ko" ] || cp "$(dirname "$ko")/$m.ko" "$root/lib/modules/"
 done
 if [ "$flavor" = debian ]; then

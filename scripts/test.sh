@@ -294,6 +294,7 @@ prepare_kernel() { # prepare_kernel KERNEL: kernel, module, clients (a job)
 	else
 		make -C "$m" KDIR="$kd" >/dev/null || return 1
 	fi
+	make -C "$m" KDIR="$kd" testmod >/dev/null || return 1
 	bash "$RT_TOP/scripts/build-clients.sh" "$kd" >/dev/null
 }
 # The scheduler: $jobs jobs at once; the first pending job whose kernel is
@@ -365,11 +366,11 @@ mk() { make -C "$RT_TOP" KDIR="$kdir" "$@"; }
 [ $host_checks = 0 ] || step rustfmt mk rustfmtcheck
 [ $host_checks = 0 ] || step "clippy-${main_kernel%-*}" clippy_clean -C "$RT_TOP" KDIR="$kdir"
 # A failed build must not let the guest suites run a stale module or
-# program: the modules (rust_tun.ko, rust_dummy.ko, rust_tun_vhost.ko) and the program are
+# program: the modules (rust_tun.ko, rust_dummy.ko, rust_tun_vhost.ko, testmod/rtun_veto.ko) and the program are
 # removed first, and the guest suites run only if rust_tun.ko and the
 # program were built now.
-rm -f "$RT_TOP/rust_tun.ko" "$RT_TOP/rust_dummy.ko" "$RT_TOP/rust_tun_vhost.ko" "$(rt_guest_bin)"
-step build mk
+rm -f "$RT_TOP/rust_tun.ko" "$RT_TOP/rust_dummy.ko" "$RT_TOP/rust_tun_vhost.ko" "$RT_TOP/testmod/rtun_veto.ko" "$(rt_guest_bin)"
+step build mk all testmod
 built_module=$([ -f "$RT_TOP/rust_tun.ko" ] && echo 1 || echo 0)
 step guest-programs bash "$RT_TOP/scripts/build-guest.sh" $([ $host_checks = 0 ] || echo --test)
 built_guest=$([ -x "$(rt_guest_bin)" ] && echo 1 || echo 0)

@@ -32,6 +32,7 @@ pub fn errname(e: i32) -> &'static str {
         libc::E2BIG => "E2BIG",
         libc::EACCES => "EACCES",
         libc::ENOMEM => "ENOMEM",
+        libc::ENOBUFS => "ENOBUFS",
         libc::EOPNOTSUPP => "EOPNOTSUPP",
         libc::ENXIO => "ENXIO",
         libc::ENODEV => "ENODEV",

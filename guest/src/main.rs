@@ -73,6 +73,7 @@ mod behaviour;
 mod clients;
 mod dummy;
 mod ethtool;
+mod faults;
 mod fileops;
 mod flows;
 mod fuzz;

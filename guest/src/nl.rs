@@ -8,6 +8,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const NETLINK_ROUTE: i32 = 0;
 const RTM_NEWLINK: u16 = 16;
+const RTM_DELLINK: u16 = 17;
 const RTM_GETLINK: u16 = 18;
 const NLM_F_REQUEST: u16 = 1;
 const NLM_F_ACK: u16 = 4;
@@ -439,6 +440,46 @@ impl Nl {
             }
         }
         n
+    }
+
+    /// Sends RTM_DELLINK of `ifindex` (`ip link del`), asking for an
+    /// answer, without waiting for it ([`Nl::answer`] reads it): `send()`
+    /// returns once the kernel has handled the request.
+    pub fn del_link_request(&self, ifindex: i32) -> Result<(), i32> {
+        self.send(RTM_DELLINK, NLM_F_ACK, &Self::ifinfomsg(ifindex)).map_err(|e| e.raw_os_error().unwrap_or(0))
+    }
+
+    /// The kernel's answer to the last request: its `NLMSG_ERROR` code, or
+    /// the receive's error (`ENOBUFS` when the answer could not be built).
+    pub fn answer(&self) -> Result<(), i32> {
+        for (ty, body) in self.recv().map_err(|e| e.raw_os_error().unwrap_or(0))? {
+            if ty == NLMSG_ERROR {
+                let e = i32::from_ne_bytes(body[0..4].try_into().unwrap());
+                return if e == 0 { Ok(()) } else { Err(-e) };
+            }
+        }
+        Err(libc::EPROTO)
+    }
+
+    /// The RTM_NEWLINK and RTM_DELLINK notifications about `name` that
+    /// arrive within the socket's receive timeout, in order: `true` for
+    /// RTM_NEWLINK, `false` for RTM_DELLINK.
+    pub fn link_events(&self, name: &str) -> Vec<bool> {
+        let mut out = Vec::new();
+        while let Ok(msgs) = self.recv() {
+            for (ty, body) in msgs {
+                if (ty != RTM_NEWLINK && ty != RTM_DELLINK) || body.len() < 16 {
+                    continue;
+                }
+                if attrs(&body[16..])
+                    .iter()
+                    .any(|(t, p)| *t == IFLA_IFNAME && p.split(|&c| c == 0).next() == Some(name.as_bytes()))
+                {
+                    out.push(ty == RTM_NEWLINK);
+                }
+            }
+        }
+        out
     }
 
     /// Sets the receive timeout.

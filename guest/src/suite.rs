@@ -170,6 +170,12 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("backpressure_noqueue", backpressure::t_bp_noqueue, &[RUST, C]),
     ("backpressure_second_stop", backpressure::t_bp_second_stop, &[RUST, C]),
     ("backpressure_small_rings", backpressure::t_bp_small_rings, &[RUST, C]),
+    // Allocation failures (fault injection: the debug kernel; skipped
+    // elsewhere), and another notifier's veto (testmod/rtun_veto.ko).
+    ("faults_teardown_purges", faults::t_teardown_purges, &[RUST, C]),
+    ("faults_create_sweep", faults::t_create_sweep, &[RUST, C]),
+    ("faults_attach_sweep", faults::t_attach_sweep, &[RUST, C]),
+    ("faults_veto_lingering_ref", faults::t_veto_lingering_ref, &[RUST, C]),
     ("compat_32bit", clients::t_compat_32bit, &[RUST]),
     ("clients", clients::t_clients, &[C]),
     ("dropin_conflicts", clients::t_dropin_conflicts, &[DROPIN]),

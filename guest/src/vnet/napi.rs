@@ -167,7 +167,7 @@ pub const PAGE: usize = 4096;
 
 impl SlowPage {
     /// `Err("SKIP: ...")` on a kernel without userfaultfd.
-    fn new() -> Result<SlowPage, String> {
+    pub(crate) fn new() -> Result<SlowPage, String> {
         // SAFETY: A syscall with flags only.
         let fd = unsafe { libc::syscall(libc::SYS_userfaultfd, libc::O_CLOEXEC | libc::O_NONBLOCK) };
         if fd < 0 {
@@ -196,7 +196,7 @@ impl SlowPage {
     }
 
     /// Waits for the page's first fault (a thread is now asleep on it).
-    fn wait_fault(&self, timeout: Duration) -> Result<(), String> {
+    pub(crate) fn wait_fault(&self, timeout: Duration) -> Result<(), String> {
         let r = poll_fd(self.uffd.as_raw_fd(), libc::POLLIN, timeout).map_err(|e| format!("poll uffd: errno {e}"))?;
         check!(r & libc::POLLIN != 0, "no fault on the slow page within {timeout:?}");
         let mut msg = [0u8; 32];
@@ -206,12 +206,19 @@ impl SlowPage {
     }
 
     /// Resolves the fault with `data` (at most a page): the sleeper goes on.
-    fn release(&self, data: &[u8]) -> Result<(), String> {
+    pub(crate) fn release(&self, data: &[u8]) -> Result<(), String> {
         let mut page = vec![0u8; PAGE];
         page[..data.len()].copy_from_slice(data);
         let mut c = UffdioCopy { dst: self.addr as u64, src: page.as_ptr() as u64, len: PAGE as u64, mode: 0, copy: 0 };
         ioctl_ptr(self.uffd.as_raw_fd(), UFFDIO_COPY, &mut c).map_err(|e| format!("UFFDIO_COPY: errno {e}"))?;
         Ok(())
+    }
+}
+
+impl SlowPage {
+    /// The page's address (its first touch faults until [`SlowPage::release`]).
+    pub(crate) fn addr(&self) -> *mut u8 {
+        self.addr
     }
 }
 
