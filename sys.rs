@@ -165,11 +165,12 @@ pub(crate) const NET_SKB_PAD: usize = bindings::RTUN_NET_SKB_PAD as usize;
 pub(crate) use napi::frags::{NapiFrags, NapiFragsLocked};
 pub(crate) use napi::{Napi, NapiPoll, NAPI_POLL_WEIGHT};
 pub(crate) use netdev::builder::{DevSetup, NameAssign, NetDeviceBuilder};
-pub(crate) use netdev::device::{InUninit, NetDevice, RcuDev, IFF_UP, IFRU_LEN, SOCKADDR_LEN};
+pub(crate) use netdev::device::{NetDevice, IFF_UP, IFRU_LEN, SOCKADDR_LEN};
 pub(crate) use netdev::ethtool::{Channels, DrvInfo, EthtoolOps, EthtoolTable, LinkKsettings};
 pub(crate) use netdev::link::{
     nla_total_size, LinkAttrs, LinkOps, LinkOpsRegistration, NetDriver, NlMsg,
 };
+pub(crate) use netdev::rcudev::{InUninit, RcuDev};
 // Used by rust_dummy (dummy.rs), not by rust_tun.
 #[allow(unused_imports)]
 pub(crate) use netdev::link::{is_valid_ether_addr, ETH_ALEN};

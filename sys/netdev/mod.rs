@@ -10,6 +10,7 @@
 //! driver's [`LinkOps`], as tun.c decides it.
 //!
 //! One file per concept: [`device`] (the device and references to it),
+//! [`rcudev`] (the RCU-published device pointer, `ndo_uninit`'s proof),
 //! [`ops`] (`net_device_ops`), [`link`] (rtnl link ops), [`ethtool`],
 //! [`builder`] (allocation and registration), [`netns`] (namespaces and
 //! module references), [`notifier`] (the netdevice notifier).
@@ -21,3 +22,4 @@ pub(super) mod link;
 pub(super) mod netns;
 pub(super) mod notifier;
 pub(super) mod ops;
+pub(super) mod rcudev;

@@ -4,7 +4,8 @@
 //! C table, built at compile time) and its trampolines, [`TxResult`],
 //! [`Stats64`].
 
-use super::device::{InUninit, NetDevice};
+use super::device::NetDevice;
+use super::rcudev::InUninit;
 use crate::bindings;
 use crate::sys::skb::SkBuff;
 use crate::sys::sync::lock::BhOff;
