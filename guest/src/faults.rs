@@ -293,6 +293,21 @@ impl Drop for FailNth {
     }
 }
 
+/// `TUNSETIFF` of a device `name` with `flags` on `f`.
+fn setiff(f: &File, name: &str, flags: u16) -> Result<(), i32> {
+    let mut ifr = IfReq::new(name, flags);
+    ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map(|_| ())
+}
+
+/// [`setiff`] on the file a sweep's closures share (`EBADF` if it is
+/// gone); the file stays in the cell.
+fn setiff_in(file: &std::cell::Cell<Option<File>>, name: &str, flags: u16) -> Result<(), i32> {
+    let f = file.take().ok_or(libc::EBADF)?;
+    let r = setiff(&f, name, flags);
+    file.set(Some(f));
+    r
+}
+
 /// Opens the node (before a fault is armed: only the ioctl is swept).
 fn open_node(node: &str) -> Result<File, String> {
     Tun::open_node(node).map_err(|e| format!("open {node}: {e}"))
@@ -377,13 +392,7 @@ pub fn t_create_sweep(n: Node) -> TestResult {
     let file = std::cell::Cell::new(Some(open_node(n.path)?));
     let allocs = sweep(
         "TUNSETIFF (new device)",
-        || {
-            let f = file.take().ok_or(libc::EBADF)?;
-            let mut ifr = IfReq::new(name, IFF_TAP | IFF_NO_PI);
-            let r = ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map(|_| ());
-            file.set(Some(f));
-            r
-        },
+        || setiff_in(&file, name, IFF_TAP | IFF_NO_PI),
         |k, r| {
             let f = file.take().ok_or("no file")?;
             let events = mon.link_events(name);
@@ -400,8 +409,7 @@ pub fn t_create_sweep(n: Node) -> TestResult {
                             if events.contains(&true) { ", RTM_NEWLINK" } else { " only" }
                         ));
                     }
-                    let mut ifr = IfReq::new(name, IFF_TAP | IFF_NO_PI);
-                    ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map_err(|e| format!("TUNSETIFF again on the file: errno {e}"))?;
+                    setiff(&f, name, IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF again on the file: errno {e}"))?;
                 }
             }
             drop(f);
@@ -434,21 +442,14 @@ pub fn t_attach_sweep(n: Node) -> TestResult {
     let file = std::cell::Cell::new(Some(open_node(n.path)?));
     let allocs = sweep(
         "TUNSETIFF (second queue)",
-        || {
-            let f = file.take().ok_or(libc::EBADF)?;
-            let mut ifr = IfReq::new(name, flags);
-            let r = ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map(|_| ());
-            file.set(Some(f));
-            r
-        },
+        || setiff_in(&file, name, flags),
         |k, r| {
             let f = file.take().ok_or("no file")?;
             if let Err(e) = r {
                 fails.push((k, e));
                 check!(plausible(e), "errno {e} ({})", errname(e));
                 check!(link_exists(name) && queues(name) == 1, "{} queues after the failure", queues(name));
-                let mut ifr = IfReq::new(name, flags);
-                ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map_err(|e| format!("TUNSETIFF again: errno {e}"))?;
+                setiff(&f, name, flags).map_err(|e| format!("TUNSETIFF again: errno {e}"))?;
             }
             check!(queues(name) == 2, "{} queues attached, expected 2", queues(name));
             drop(f);
@@ -493,21 +494,14 @@ pub fn t_attach_sweep(n: Node) -> TestResult {
     let file = std::cell::Cell::new(Some(open_node(n.path)?));
     let res = sweep(
         "TUNSETIFF (persistent device)",
-        || {
-            let f = file.take().ok_or(libc::EBADF)?;
-            let mut ifr = IfReq::new(name, IFF_TAP | IFF_NO_PI);
-            let r = ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map(|_| ());
-            file.set(Some(f));
-            r
-        },
+        || setiff_in(&file, name, IFF_TAP | IFF_NO_PI),
         |k, r| {
             let f = file.take().ok_or("no file")?;
             if let Err(e) = r {
                 fails.push((k, e));
                 check!(plausible(e), "errno {e} ({})", errname(e));
                 check!(link_exists(name), "the persistent {name} went with the failure");
-                let mut ifr = IfReq::new(name, IFF_TAP | IFF_NO_PI);
-                ioctl_ptr(f.as_raw_fd(), TUNSETIFF, &mut ifr).map_err(|e| format!("TUNSETIFF again: errno {e}"))?;
+                setiff(&f, name, IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF again: errno {e}"))?;
             }
             drop(f);
             check!(link_exists(name), "the persistent {name} went with its file");
