@@ -333,17 +333,7 @@ impl Nl {
     /// attributes `data` in `IFLA_INFO_DATA` (`ip link add NAME type KIND
     /// ...`): the kernel's answer.
     pub fn new_link_data(&self, name: &str, kind: &str, data: &[(u16, Vec<u8>)]) -> Result<(), i32> {
-        let mut body = Self::ifinfomsg(0);
-        attr(&mut body, IFLA_IFNAME, format!("{name}\0").as_bytes());
-        let mut d = Vec::new();
-        for (ty, payload) in data {
-            attr(&mut d, *ty, payload);
-        }
-        let mut info = Vec::new();
-        attr(&mut info, IFLA_INFO_KIND, kind.as_bytes());
-        attr(&mut info, IFLA_INFO_DATA, &d);
-        attr(&mut body, IFLA_LINKINFO, &info);
-        self.newlink_ack(NLM_F_CREATE | NLM_F_EXCL, &body)
+        self.new_link_with(name, None, kind, data)
     }
 
     /// Sends RTM_NEWLINK `body` with `flags`, asking for an answer: the
@@ -364,9 +354,17 @@ impl Nl {
     /// `IFLA_INFO_DATA` (`ip link add link LINK name NAME type KIND ...`):
     /// the kernel's answer.
     pub fn new_link_on(&self, name: &str, link: i32, kind: &str, data: &[(u16, Vec<u8>)]) -> Result<(), i32> {
+        self.new_link_with(name, Some(link), kind, data)
+    }
+
+    /// RTM_NEWLINK creating `name` of kind `kind`, on top of `link` if
+    /// any, with `data` in `IFLA_INFO_DATA`: the kernel's answer.
+    fn new_link_with(&self, name: &str, link: Option<i32>, kind: &str, data: &[(u16, Vec<u8>)]) -> Result<(), i32> {
         let mut body = Self::ifinfomsg(0);
         attr(&mut body, IFLA_IFNAME, format!("{name}\0").as_bytes());
-        attr(&mut body, IFLA_LINK, &(link as u32).to_ne_bytes());
+        if let Some(link) = link {
+            attr(&mut body, IFLA_LINK, &(link as u32).to_ne_bytes());
+        }
         let mut d = Vec::new();
         for (ty, payload) in data {
             attr(&mut d, *ty, payload);
