@@ -81,8 +81,8 @@ def main():
                "(trixie-backports), its `vmlinuz` and its `tun.ko`, `pktgen.ko`, built",
                "by Debian with GCC 14 and the distribution's configuration",
                "(PREEMPT_DYNAMIC, PREEMPT_RCU, IBT, retpolines, return thunks,",
-               "call-depth tracking). rust_tun is built for it by",
-               "`scripts/debian/rust-tun-dkms.sh`: on a GCC-built kernel the C",
+               "call-depth tracking). rust_tun is built for it by DKMS from",
+               "the `rust-tun-dkms` package (`debian/`): on a GCC-built kernel the C",
                "helpers cannot be inlined through LLVM bitcode, so each is an out-of-line",
                "call (`helpers/helpers.o`, compiled by GCC); C tun inlines them.", ""]
     if kernel.startswith("7.3"):

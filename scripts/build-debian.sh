@@ -2,18 +2,39 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Debian's own kernel (linux-image-7.3.4+deb13-amd64, trixie-backports) as a
-# test target: a Debian trixie userland made from Debian's packages
-# (debootstrap; the machine stays on bookworm) holding exactly the
-# toolchain Debian built that kernel with, its headers, source and modules;
-# rust_tun.ko built in it by scripts/debian/rust-tun-dkms.sh (the command a
-# user of that kernel runs: prepared tree, crate-hash check, build, vermagic
-# check, `install` into /lib/modules/KREL/updates); and Debian's vmlinuz
-# for QEMU. The userland is cached under $RT_CACHE keyed by everything it is
-# made from; the module is rebuilt on every call (its tree is cached).
+# test target, and the Debian packages (debian/) tested as a Debian admin
+# uses them: a trixie userland made from Debian's packages (debootstrap;
+# the machine stays on its own release) holding the toolchain Debian built
+# that kernel with, its headers, source and modules, dkms and debhelper;
+# and Debian's vmlinuz for QEMU. The userland is cached under $RT_CACHE
+# keyed by everything it is made from.
+#
+# On every call, in that userland (each step fails the script):
+#   build    dpkg-buildpackage: rust-tun-dkms and rust-tun-dropin, and the
+#            same at a higher version (the upgrade); their contents
+#   install  Debian's dkms-autopkgtest on rust-tun-dkms: apt installs it,
+#            DKMS builds, signs (DKMS's MOK) and installs rust_tun for the
+#            kernel; vermagic is tun.ko's
+#   skip     another series' headers installed: skipped (77), apt exits 0
+#   depends  backports' newer rustc: apt would remove rust-tun-dkms
+#   beside   modprobe vhost_net binds tun.ko
+#   dropin   rust-tun-dropin: modprobe vhost_net loads rust_tun_vhost and
+#            rust_tun (dropin=1); modprobe tun runs the install line
+#   hooks    the kernel's postrm hook removes the prepared tree; with the
+#            modules gone too, the headers' own hooks rebuild both
+#   trigger  the upgrade to the higher version while linux-source-7.3 lags
+#            the headers: skipped (77, apt exits 0); the source catches up,
+#            its dpkg trigger builds the new version; the old one is gone
+#   purge    apt purge leaves nothing under /lib/modules, /var/lib,
+#            /etc/modprobe.d, /usr/src
+# What DKMS installed is kept for the guest (scripts/run-guest.sh) in
+# $(rt_debian_pkgdir): modules/ (the .ko files, decompressed, signed) and
+# the module trees as DKMS left them (compressed, signed, its depmod):
+# beside/ (rust-tun-dkms), dropin/ (and rust-tun-dropin, its modprobe.d
+# file) and fallback/ (the drop-in file on a kernel without rust_tun).
 #
 # Prints the prepared kernel tree last (its ../vmlinuz is Debian's kernel,
-# its ../root the userland, whose /lib/modules/KREL has Debian's modules
-# and updates/rust_tun.ko).
+# its ../root the userland).
 #
 # usage: scripts/build-debian.sh [--print-kdir] [--bench-into DIR]
 #   --bench-into DIR: also build the micro-benchmark's C module
@@ -36,8 +57,9 @@ krel=$RT_DEBIAN_KREL
 base=$(dirname "$(rt_kdir 7.3-debian)")
 root=$base/root
 kdir=$base/linux
-# The tree rust-tun-dkms.sh prepares, as the userland sees it.
-tree=/var/cache/rust-tun-dkms/$krel/linux
+pkgdir=$(rt_debian_pkgdir)
+# The tree rust-tun-prepare makes (DKMS's PRE_BUILD), as the userland sees it.
+tree=/var/lib/rust-tun/$krel/linux
 if [ $print_only = 1 ]; then
 	[ -f "$base/built" ] || exit 1
 	echo "$kdir"
@@ -47,11 +69,20 @@ mkdir -p "$RT_CACHE"
 exec 9>"$RT_CACHE/kernel-7.3-debian.lock"
 flock 9
 
-in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+	DEBIAN_FRONTEND=noninteractive "$@"; }
 # /proc for the builds (nproc, make's jobserver); unmounted on exit.
 mounted=0
 mount_proc() { mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc" && mounted=1; }; }
-trap '[ $mounted = 0 ] || umount "$root/proc" 2>/dev/null || true' EXIT
+# The trigger check sets linux-source-7.3's version back in dpkg's
+# database: it is set right again however the script ends.
+lagging=
+source_caught_up() {
+	[ -n "$lagging" ] || return 0
+	sed -i "/^Package: linux-source-7.3\$/,/^\$/s/^Version: .*/Version: $lagging/" "$root/var/lib/dpkg/status"
+	lagging=
+}
+trap 'source_caught_up; [ $mounted = 0 ] || umount "$root/proc" 2>/dev/null || true' EXIT
 
 if [ ! -f "$base/built" ]; then
 	for old in "$RT_CACHE"/kernel-7.3-debian-*; do
@@ -61,26 +92,41 @@ if [ ! -f "$base/built" ]; then
 		rt_log "apt: installing debootstrap"
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >&2
 	}
+	# The mirrors this machine's apt uses (and its proxy, if any).
+	mirror=$(rt_apt_mirror)
+	security=$(rt_apt_mirror security)
+	proxy=$(apt-config shell p Acquire::http::Proxy | sed -n "s/^p='\(.*\)'$/\1/p")
 	if [ ! -f "$base/bootstrapped" ]; then
-		rt_log "stage userland: debootstrap trixie into $root"
+		rt_log "stage userland: debootstrap trixie from $mirror into $root"
 		rm -rf "$root"
 		mkdir -p "$base"
-		debootstrap --variant=minbase trixie "$root" http://deb.debian.org/debian >"$base/debootstrap.log" 2>&1 ||
+		http_proxy=$proxy debootstrap --variant=minbase trixie "$root" "$mirror" >"$base/debootstrap.log" 2>&1 ||
 			{ tail -20 "$base/debootstrap.log" >&2; rt_die "debootstrap failed (log: $base/debootstrap.log)"; }
 		touch "$base/bootstrapped"
 	fi
-	cat >"$root/etc/apt/sources.list" <<-'EOF'
-		deb http://deb.debian.org/debian trixie main
-		deb http://deb.debian.org/debian trixie-updates main
-		deb http://deb.debian.org/debian-security trixie-security main
-		deb http://deb.debian.org/debian trixie-backports main
+	cat >"$root/etc/apt/sources.list" <<-EOF
+		deb $mirror trixie main
+		deb $mirror trixie-updates main
+		deb $security trixie-security main
+		deb $mirror trixie-backports main
 	EOF
+	[ -z "$proxy" ] || echo "Acquire::http::Proxy \"$proxy\";" >"$root/etc/apt/apt.conf.d/01proxy"
 	mount_proc
 	rt_log "stage packages: ${RT_DEBIAN_PKGS[*]}"
 	in_root apt-get update -q >"$base/apt.log" 2>&1 || { tail -20 "$base/apt.log" >&2; rt_die "apt-get update failed"; }
-	in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	in_root apt-get install -y -q --no-install-recommends \
 		--allow-downgrades "${RT_DEBIAN_PKGS[@]}" >>"$base/apt.log" 2>&1 ||
 		{ tail -20 "$base/apt.log" >&2; rt_die "apt-get install failed (log: $base/apt.log)"; }
+	# Another series' headers (the newest Debian kernel that is not 7.3),
+	# kept as .debs for the skip test: installed and purged on every call.
+	other=$(in_root apt-cache search --names-only '^linux-headers-[0-9.]+\+deb13-amd64$' | cut -d' ' -f1 |
+		grep -v "^linux-headers-7\.3\." | sort -V | tail -1)
+	[ -n "$other" ] || rt_die "no Debian kernel headers of a series other than 7.3 in trixie(-backports)"
+	rm -rf "$root/var/cache/apt/archives"/*.deb "$root/var/lib/rust-tun-test/other"
+	in_root apt-get install -d -y -q --no-install-recommends "$other" >>"$base/apt.log" 2>&1 ||
+		rt_die "downloading $other failed (log: $base/apt.log)"
+	mkdir -p "$root/var/lib/rust-tun-test/other"
+	mv "$root/var/cache/apt/archives"/*.deb "$root/var/lib/rust-tun-test/other/"
 	# Debian's kernel itself, unpacked beside the userland (not installed).
 	rm -rf "$base/deb"
 	mkdir -p "$root/tmp/deb"
@@ -94,54 +140,226 @@ if [ ! -f "$base/built" ]; then
 fi
 
 mount_proc
-# The module's sources (and the scripts the build uses) into the userland.
-rm -rf "$root/usr/src/rust-tun"
-rt_copy_module_sources "$root/usr/src/rust-tun"
-mkdir -p "$root/usr/src/rust-tun/scripts"
-cp -r "$RT_TOP/scripts/debian" "$root/usr/src/rust-tun/scripts/"
-# Signed as a Secure Boot user signs it (README), with a throwaway key
-# made here: the kernel trusts neither that key nor none, so the guest
-# sees the same unsigned-module taint, and the signing path is tested.
-in_root sh -c 'cd /root && [ -f MOK.der ] || openssl req -new -x509 -newkey rsa:2048 -nodes -days 36500 \
-	-outform DER -subj "/CN=rust-tun test signing/" -keyout MOK.priv -out MOK.der' >/dev/null 2>&1 ||
-	rt_die "making a signing key failed"
-rt_log "stage module: rust-tun-dkms.sh --kernel $krel --sign MOK.priv MOK.der install (in the trixie userland)"
-in_root bash /usr/src/rust-tun/scripts/debian/rust-tun-dkms.sh --kernel "$krel" \
-	--sign /root/MOK.priv /root/MOK.der install >&2 ||
-	rt_die "building rust_tun.ko for $krel failed"
-signer=$(in_root modinfo -F signer "/lib/modules/$krel/updates/rust_tun.ko")
-[ "$signer" = "rust-tun test signing" ] || rt_die "the installed rust_tun.ko is not signed (signer '$signer')"
-rt_log "installed rust_tun.ko signed by '$signer'"
-# How `modprobe vhost_net` finds rust_tun on a system where it stands in
-# for tun.ko (README, "vhost-net"): depmod resolves tun.ko's symbols to
-# updates/rust_tun_vhost.ko (updates/ is searched first), whose
-# modules.dep entry brings rust_tun with its options; and the install
-# command, which kmod runs for every module it loads, dependencies
-# included, turns a request for tun into rust_tun_vhost. Checked with
-# kmod's modprobe in the trixie userland, in a config directory of its own.
-in_root sh -c 'mkdir -p /tmp/rtun-modprobe.d && printf "%s\n" "options rust_tun dropin=1" \
-	"install tun /sbin/modprobe rust_tun_vhost" >/tmp/rtun-modprobe.d/rust_tun.conf'
-deps=$(in_root modprobe -C /tmp/rtun-modprobe.d -S "$krel" --show-depends vhost_net) ||
-	rt_die "modprobe --show-depends vhost_net failed"
+# Each check's verdict, one line each (scripts/test.sh counts them).
+rm -rf "$pkgdir"
+mkdir -p "$pkgdir/modules"
+results=$pkgdir/results
+: >"$results"
+step() { rt_log "package: $*"; }
+ok() { echo "ok - $1" >>"$results"; rt_log "package: ok - $1"; }
+fail() { echo "not ok - $*" >>"$results"; rt_die "package test: $*"; }
+# The prepared tree of the last call, reused when nothing it was made from
+# changed: kept outside the userland while packages are purged (their
+# removal deletes it).
+stash() { rm -rf "$base/prepared"; mkdir -p "$base/prepared"; mv "$root/var/lib/rust-tun/$krel" "$base/prepared/"; }
+unstash() { mkdir -p "$root/var/lib/rust-tun"; mv "$base/prepared/$krel" "$root/var/lib/rust-tun/"; }
+[ ! -d "$root/var/lib/rust-tun/$krel" ] || stash
+# What the last call left, should it have failed half-way.
+in_root apt-get purge -y -q rust-tun-dropin rust-tun-dkms >/dev/null 2>&1 || true
+# Another series' headers (the skip check), as packages.
+other_pkgs=$(for f in "$root"/var/lib/rust-tun-test/other/*.deb; do dpkg-deb -f "$f" Package; done)
+other=$(printf '%s\n' "$other_pkgs" | grep -- '-amd64$' | grep '^linux-headers-')
+in_root apt-get purge -y -q $other_pkgs >/dev/null 2>&1 || true
+old_source=$(in_root dpkg-query -W -f='${Version}' linux-source-7.3)
+[ ! -d "$base/prepared/$krel" ] || unstash
+
+# --- build: the packages, from the sources git knows, as a user builds them.
+ver=$(dpkg-parsechangelog -l "$RT_TOP/debian/changelog" -S Version)
+next=$ver+rtuntest1
+src=$root/tmp/rust-tun-pkg
+rm -rf "$src"
+mkdir -p "$src"
+for v in "$ver" "$next"; do
+	mkdir -p "$src/$v"
+	(cd "$RT_TOP" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$src/$v")
+	if [ "$v" = "$next" ]; then
+		{
+			printf 'rust-tun (%s) unstable; urgency=medium\n\n  * The upgrade test of scripts/build-debian.sh.\n\n' "$v"
+			printf ' -- rust-tun test <test@localhost>  %s\n\n' "$(date -R)"
+			cat "$src/$v/debian/changelog"
+		} >"$src/$v/debian/changelog.new"
+		mv "$src/$v/debian/changelog.new" "$src/$v/debian/changelog"
+	fi
+	step "build: dpkg-buildpackage -us -uc -b ($v)"
+	in_root sh -c "cd /tmp/rust-tun-pkg/$v && dpkg-buildpackage -us -uc -b" >"$base/pkg-build.log" 2>&1 ||
+		{ tail -20 "$base/pkg-build.log" >&2; fail "dpkg-buildpackage failed (log: $base/pkg-build.log)"; }
+done
+find "$src" -mindepth 1 -maxdepth 1 ! -name '*.deb' -exec rm -rf {} +
+deb() { echo "/tmp/rust-tun-pkg/$1_$2_all.deb"; } # deb PACKAGE VERSION: its path in the userland
+for p in rust-tun-dkms rust-tun-dropin; do
+	[ -f "$root$(deb $p "$ver")" ] || fail "no $(deb $p "$ver")"
+done
+contents=$(dpkg-deb -c "$root$(deb rust-tun-dkms "$ver")" | awk '{ print $6 }')
+printf '%s\n' "$contents" | grep -qx "./usr/src/rust-tun-$ver/dkms.conf" || fail "rust-tun-dkms has no usr/src/rust-tun-$ver/dkms.conf"
+printf '%s\n' "$contents" | grep -qx "./usr/src/rust-tun-$ver/scripts/debian/rust-tun-prepare" || fail "rust-tun-dkms has no PRE_BUILD script"
+bad=$(printf '%s\n' "$contents" | grep -E "^\./usr/src/rust-tun-$ver/(guest|hosttest|bench|testmod|Documentation|debian|\.git)/|dummy|_generated\.rs\$|\.(o|ko|bc|cmd|mod)\$|Module\.symvers\$" || true)
+[ -z "$bad" ] || fail "rust-tun-dkms ships what is not the module's source: $(echo $bad)"
+dpkg-deb -c "$root$(deb rust-tun-dropin "$ver")" | awk '{ print $6 }' | grep -qx "./usr/src/rust-tun-vhost-$ver/dkms.conf" ||
+	fail "rust-tun-dropin has no usr/src/rust-tun-vhost-$ver/dkms.conf"
+ok "build: dpkg-buildpackage makes rust-tun-dkms and rust-tun-dropin $ver, with the module's sources and dkms.conf only"
+
+# --- install: Debian's own test of a DKMS package, then what a user checks.
+step "install: dkms-autopkgtest $(deb rust-tun-dkms "$ver")"
+in_root /usr/lib/dkms/dkms-autopkgtest "$(deb rust-tun-dkms "$ver")" >"$base/pkg-autopkgtest.log" 2>&1 ||
+	{ tail -30 "$base/pkg-autopkgtest.log" >&2; fail "dkms-autopkgtest failed (log: $base/pkg-autopkgtest.log)"; }
+grep -qx "I: PASS rust-tun/$ver $krel" "$base/pkg-autopkgtest.log" ||
+	{ tail -30 "$base/pkg-autopkgtest.log" >&2; fail "dkms-autopkgtest did not pass rust-tun/$ver for $krel"; }
+in_root dpkg-query -W -f='${Status}' rust-tun-dkms | grep -q 'install ok installed' ||
+	fail "rust-tun-dkms is not installed after dkms-autopkgtest"
+status=$(in_root dkms status rust-tun)
+[ "$status" = "rust-tun/$ver, $krel, x86_64: installed" ] || fail "dkms status: '$status'"
+installed=/lib/modules/$krel/updates/dkms/rust_tun.ko.xz
+[ "$(in_root modinfo -k "$krel" -n rust_tun)" = "$installed" ] || fail "modinfo -n rust_tun: not $installed"
+vm=$(in_root modinfo -k "$krel" -F vermagic rust_tun)
+[ "$vm" = "$(in_root modinfo -k "$krel" -F vermagic tun)" ] || fail "vermagic '$vm' is not tun.ko's"
+signer=$(in_root modinfo -k "$krel" -F signer rust_tun)
+[ "$signer" = "DKMS module signing key" ] || fail "rust_tun.ko's signer is '$signer', not DKMS's MOK"
+[ -f "$root/var/lib/dkms/mok.pub" ] || fail "no /var/lib/dkms/mok.pub"
+[ ! -e "$root/lib/modules/$krel/updates/dkms/rust_dummy.ko.xz" ] || fail "rust_dummy.ko installed"
+ok "install: dkms-autopkgtest passes; DKMS installed $installed for $krel, vermagic tun.ko's, signed by DKMS's MOK"
+
+# --- skip: another series' headers; its hooks skip rust-tun, apt is fine.
+okrel=${other#linux-headers-}
+step "skip: apt install $other"
+out=$(in_root sh -c 'apt-get install -y -q /var/lib/rust-tun-test/other/*.deb' 2>&1) ||
+	{ printf '%s\n' "$out" | tail -20 >&2; fail "apt install $other failed"; }
+printf '%s\n' "$out" | grep -q "skipped for module(s) rust-tun\|Autoinstall on $okrel was skipped" ||
+	{ printf '%s\n' "$out" | tail -20 >&2; fail "installing $other did not say rust-tun was skipped"; }
+in_root dkms status rust-tun -k "$okrel" | grep -qv installed || [ -z "$(in_root dkms status rust-tun -k "$okrel")" ] ||
+	fail "rust-tun installed for $okrel: $(in_root dkms status rust-tun -k "$okrel")"
+[ ! -e "$root/lib/modules/$okrel/updates/dkms/rust_tun.ko.xz" ] || fail "rust_tun.ko installed for $okrel"
+in_root apt-get purge -y -q $other_pkgs >/dev/null || fail "apt purge $other failed"
+ok "skip: $other (another series) installed and purged: rust-tun skipped, apt exit 0"
+
+# --- depends: backports' rustc is not the kernel's; apt would have to
+# remove rust-tun-dkms to install it.
+step "depends: apt-get -s install -t trixie-backports rustc"
+out=$(in_root apt-get -s install -y -t trixie-backports rustc 2>&1 || true)
+printf '%s\n' "$out" | grep -q '^Remv rust-tun-dkms\|rust-tun-dkms : Depends: rustc' ||
+	{ printf '%s\n' "$out" | tail -15 >&2; fail "backports' rustc would not displace rust-tun-dkms"; }
+ok "depends: backports' rustc would remove rust-tun-dkms"
+
+# --- beside, then dropin: who serves vhost_net's tun_* symbols.
+deps=$(in_root modprobe -S "$krel" --show-depends vhost_net) || fail "modprobe --show-depends vhost_net failed"
+printf '%s\n' "$deps" | grep -q "kernel/drivers/net/tun.ko" && ! printf '%s\n' "$deps" | grep -q rust_tun ||
+	{ printf '%s\n' "$deps" >&2; fail "without rust-tun-dropin, modprobe vhost_net would not load tun.ko (above)"; }
+ok "beside: without rust-tun-dropin, modprobe vhost_net loads tun.ko"
+step "dropin: apt install $(deb rust-tun-dropin "$ver")"
+in_root apt-get install -y -q "$(deb rust-tun-dropin "$ver")" >"$base/pkg-dropin.log" 2>&1 ||
+	{ tail -20 "$base/pkg-dropin.log" >&2; fail "apt install rust-tun-dropin failed"; }
+status=$(in_root dkms status rust-tun-vhost)
+[ "$status" = "rust-tun-vhost/$ver, $krel, x86_64: installed" ] || fail "dkms status rust-tun-vhost: '$status'"
+deps=$(in_root modprobe -S "$krel" --show-depends vhost_net) || fail "modprobe --show-depends vhost_net failed"
 printf '%s\n' "$deps" | sed 's/^/[modprobe vhost_net] /' >&2
-printf '%s\n' "$deps" | grep -q 'rust_tun_vhost' ||
-	rt_die "modprobe vhost_net would not load rust_tun_vhost (above)"
-! printf '%s\n' "$deps" | grep -q 'kernel/drivers/net/tun.ko' ||
-	rt_die "modprobe vhost_net would load tun.ko (above)"
-# And `modprobe tun` (a client that asks for it) loads the stand-in too.
-in_root modprobe -C /tmp/rtun-modprobe.d -S "$krel" --show-depends tun | grep -q 'rust_tun_vhost' ||
-	rt_die "modprobe tun would not load rust_tun_vhost"
+printf '%s\n' "$deps" | grep -qx "insmod /lib/modules/$krel/updates/dkms/rust_tun_vhost.ko.xz *" &&
+	printf '%s\n' "$deps" | grep -qx "insmod /lib/modules/$krel/updates/dkms/rust_tun.ko.xz dropin=1 *" &&
+	! printf '%s\n' "$deps" | grep -q "drivers/net/tun.ko" ||
+	fail "with rust-tun-dropin, modprobe vhost_net would not load rust_tun_vhost and rust_tun dropin=1 alone (above)"
+in_root modprobe -S "$krel" --show-depends tun | grep -qx 'install /sbin/modprobe rust_tun_vhost 2>/dev/null || /sbin/modprobe --ignore-install tun $CMDLINE_OPTS *' ||
+	fail "modprobe tun would not run rust-tun-dropin's install line"
+[ "$(in_root modinfo -k "$krel" -F depends rust_tun_vhost)" = rust_tun ] || fail "rust_tun_vhost does not depend on rust_tun"
+ok "dropin: rust-tun-dropin: modprobe vhost_net loads rust_tun_vhost and rust_tun dropin=1; modprobe tun, the install line"
+
+# --- hooks: the kernel's postrm hook removes the prepared tree; with the
+# modules gone too, the headers' own hooks (dpkg-reconfigure runs their
+# postinst) prepare and build everything again: an upgrade's path.
+step "hooks: /etc/kernel/postrm.d/rust-tun-dkms $krel, dkms unbuild, dpkg-reconfigure linux-headers-$krel"
+in_root /etc/kernel/postrm.d/rust-tun-dkms "$krel" || fail "the kernel postrm hook failed"
+[ ! -e "$root/var/lib/rust-tun/$krel" ] || fail "the kernel postrm hook left /var/lib/rust-tun/$krel"
+in_root dkms unbuild "rust-tun-vhost/$ver" -k "$krel" >/dev/null || fail "dkms unbuild rust-tun-vhost failed"
+in_root dkms unbuild "rust-tun/$ver" -k "$krel" >/dev/null || fail "dkms unbuild rust-tun failed"
+[ ! -e "$root$installed" ] || fail "dkms unbuild left $installed"
+in_root dpkg-reconfigure "linux-headers-$krel" >"$base/pkg-hooks.log" 2>&1 ||
+	{ tail -20 "$base/pkg-hooks.log" >&2; fail "the headers' hooks failed (log: $base/pkg-hooks.log)"; }
+for m in rust-tun rust-tun-vhost; do
+	[ "$(in_root dkms status "$m")" = "$m/$ver, $krel, x86_64: installed" ] ||
+		fail "the headers' hooks did not rebuild $m: '$(in_root dkms status "$m")'"
+done
+[ -f "$root/var/lib/rust-tun/$krel/prepared" ] || fail "the headers' hooks did not prepare the kernel tree"
+ok "hooks: the kernel's postrm hook removes the prepared tree; the headers' hooks alone prepare and rebuild both modules"
+
+# --- trigger: upgrade both packages while linux-source-7.3 lags the
+# headers (its version in dpkg's database set back, and no kept tree of the
+# headers' version): skipped, apt is fine; when the source catches up, its
+# dpkg trigger builds the new version.
+lag=7.3.0-1~bpo13+1
+step "trigger: upgrade to $next with linux-source-7.3 at $lag"
+stash
+lagging=$old_source
+sed -i "/^Package: linux-source-7.3\$/,/^\$/s/^Version: .*/Version: $lag/" "$root/var/lib/dpkg/status"
+out=$(in_root apt-get install -y -q "$(deb rust-tun-dkms "$next")" "$(deb rust-tun-dropin "$next")" 2>&1) ||
+	{ printf '%s\n' "$out" | tail -20 >&2; fail "the upgrade with a lagging source failed (apt)"; }
+source_caught_up
+grep -q "skipped for $krel: linux-source-7.3 is $lag" "$root/var/lib/dkms/rust-tun/$next/build/make.log" ||
+	{ printf '%s\n' "$out" | tail -20 >&2; fail "the upgrade did not say why rust-tun was skipped (DKMS's make.log)"; }
+for m in rust-tun rust-tun-vhost; do
+	status=$(in_root dkms status "$m")
+	[ "$status" = "$m/$next: added" ] || fail "dkms status $m after the skipped upgrade: '$status'"
+done
+[ ! -e "$root$installed" ] || fail "the skipped upgrade left the old $installed"
+[ ! -e "$root/usr/src/rust-tun-$ver" ] || fail "the upgrade left /usr/src/rust-tun-$ver"
+unstash
+in_root dpkg-trigger --no-await /usr/src/linux-source-7.3.tar.xz || fail "dpkg-trigger failed"
+in_root dpkg --triggers-only rust-tun-dkms >"$base/pkg-trigger.log" 2>&1 ||
+	{ tail -20 "$base/pkg-trigger.log" >&2; fail "the trigger failed (log: $base/pkg-trigger.log)"; }
+for m in rust-tun rust-tun-vhost; do
+	status=$(in_root dkms status "$m")
+	[ "$status" = "$m/$next, $krel, x86_64: installed" ] || fail "the trigger did not build $m: '$status'"
+done
+ok "trigger: the upgrade to $next with a lagging source is skipped (apt exit 0); linux-source-7.3's trigger builds it; $ver is gone"
+
+# --- what the guest boots with: the module trees as DKMS left them.
+keep() { # keep NAME: /lib/modules/KREL's indexes and ours, and /etc/modprobe.d/rust-tun*
+	local d=$pkgdir/$1
+	rm -rf "$d"
+	mkdir -p "$d/lib/modules/$krel" "$d/etc/modprobe.d"
+	cp -a "$root/lib/modules/$krel"/modules.* "$d/lib/modules/$krel/"
+	[ ! -d "$root/lib/modules/$krel/updates" ] || cp -a "$root/lib/modules/$krel/updates" "$d/lib/modules/$krel/"
+	cp -a "$root"/etc/modprobe.d/rust-tun* "$d/etc/modprobe.d/" 2>/dev/null || true
+}
+keep dropin
+for m in rust_tun rust_tun_vhost; do
+	xz -dc "$root/lib/modules/$krel/updates/dkms/$m.ko.xz" >"$pkgdir/modules/$m.ko"
+done
+in_root dkms uninstall "rust-tun-vhost/$next" -k "$krel" >/dev/null && in_root dkms uninstall "rust-tun/$next" -k "$krel" >/dev/null ||
+	fail "dkms uninstall failed"
+keep fallback
+in_root dkms install "rust-tun/$next" -k "$krel" >/dev/null && in_root dkms install "rust-tun-vhost/$next" -k "$krel" >/dev/null ||
+	fail "dkms install failed"
+in_root apt-get purge -y -q rust-tun-dropin >/dev/null || fail "apt purge rust-tun-dropin failed"
+[ -z "$(in_root dkms status rust-tun-vhost)" ] || fail "apt purge rust-tun-dropin left rust-tun-vhost in dkms"
+keep beside
+
+# --- purge: nothing of ours is left (the prepared tree is kept aside for
+# the next call first: the purge would delete it).
+step "purge: apt purge rust-tun-dkms"
+stash
+in_root apt-get purge -y -q rust-tun-dkms >/dev/null || fail "apt purge rust-tun-dkms failed"
+left=$(cd "$root" && { find lib/modules -name 'rust_tun*'; grep -l rust_tun lib/modules/*/modules.dep 2>/dev/null;
+	ls -d var/lib/rust-tun var/lib/dkms/rust-tun* etc/modprobe.d/rust-tun* etc/kernel/postrm.d/rust-tun* usr/src/rust-tun* 2>/dev/null; } || true)
+[ -z "$left" ] || fail "apt purge left: $(echo $left)"
+[ -z "$(in_root dkms status)" ] || fail "dkms status after the purge: $(in_root dkms status)"
+ok "purge: apt purge leaves nothing of rust-tun under /lib/modules, /var/lib, /etc, /usr/src, nor in dkms"
+unstash
+rm -rf "$src"
+
+# rust_dummy.ko (not packaged: the suites' Rust dummy driver) against the
+# same prepared tree, with the kernel's compiler.
+cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\).*/\1/p' "$root/lib/modules/$krel/build/.config")
+rm -rf "$root/tmp/rust-dummy"
+rt_copy_module_sources "$root/tmp/rust-dummy"
+in_root make -C /tmp/rust-dummy KDIR="$tree" LLVM= TOOLS=/usr "CC=$cc" "HOSTCC=$cc" RTUN_MODULES=rust_dummy \
+	>"$base/dummy-build.log" 2>&1 || { tail -20 "$base/dummy-build.log" >&2; rt_die "building rust_dummy.ko failed"; }
+cp "$root/tmp/rust-dummy/rust_dummy.ko" "$pkgdir/modules/"
+rm -rf "$root/tmp/rust-dummy"
+
 if [ -n "$bench" ]; then
-	mount_proc
 	rm -rf "$root/usr/src/rust-tun-bench"
 	cp -r "$RT_TOP/bench" "$root/usr/src/rust-tun-bench"
-	# With the kernel's compiler, as rust-tun-dkms.sh reads it.
-	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\).*/\1/p' "$root/usr/src/linux-headers-$krel/.config")
 	in_root make -C "$tree" M=/usr/src/rust-tun-bench ARCH=x86 "CC=$cc" modules >&2 ||
 		rt_die "building rtun_cbench.ko failed"
 	mkdir -p "$bench/bench"
-	cp "$(rt_debian_moddir)/updates/rust_tun.ko" "$(rt_debian_moddir)/updates/rust_dummy.ko" \
-		"$(rt_debian_moddir)/updates/rust_tun_vhost.ko" "$bench/"
+	cp "$pkgdir"/modules/*.ko "$bench/"
 	cp "$root/usr/src/rust-tun-bench/rtun_cbench.ko" "$bench/bench/"
 fi
 ln -sfn "root$tree" "$kdir"

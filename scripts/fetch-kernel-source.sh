@@ -31,8 +31,10 @@ fi
 
 apt_dir=$RT_CACHE/apt-$suite
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+# From the mirror this machine's apt uses.
+mirror=$(rt_apt_mirror)
 cat >"$apt_dir/sources.list" <<SRC
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main
 SRC
 apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
 	-o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache"

@@ -114,13 +114,32 @@ RT_DEBIAN_PKGS=(
 	"libstd-rust-dev=$RT_DEBIAN_RUST" "libstd-rust-1.85=$RT_DEBIAN_RUST"
 	bindgen=0.71.1-6 gcc-14=14.2.0-19 binutils=2.44-3 dwarves=1.30-1
 	make bc flex bison libelf-dev libssl-dev openssl kmod python3 xz-utils cpio
+	dkms dh-dkms debhelper build-essential
 )
 # Bump when scripts/build-debian.sh changes what it builds.
-RT_DEBIAN_RECIPE=1
+RT_DEBIAN_RECIPE=2
 # Debian's modules in its userland (scripts/build-debian.sh): its own under
-# kernel/, rust_tun.ko, rust_dummy.ko and rust_tun_vhost.ko under updates/.
+# kernel/, what DKMS installs under updates/dkms/.
 rt_debian_moddir() {
 	echo "$(dirname "$(rt_kdir 7.3-debian)")/root/lib/modules/$RT_DEBIAN_KREL"
+}
+# What scripts/build-debian.sh keeps of the packages' installation for the
+# guest: modules/*.ko and the module trees beside/, dropin/, fallback/.
+rt_debian_pkgdir() {
+	echo "$(dirname "$(rt_kdir 7.3-debian)")/pkg"
+}
+
+# The Debian mirror this machine's apt uses (its own sources, so a local
+# mirror or proxy serves the project too): the archive, or with `security`
+# the security archive.
+rt_apt_mirror() { # rt_apt_mirror [security]
+	local want uri
+	want=$(. /etc/os-release && echo "$VERSION_CODENAME")
+	[ "${1:-}" != security ] || want=$want-security
+	uri=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 'Created-By: Packages' 2>/dev/null |
+		awk -v r="$want" '$1 == r { print $2; exit }')
+	[ -n "$uri" ] || rt_die "no '$want' suite in this machine's apt sources (apt-get indextargets)"
+	echo "${uri%/}"
 }
 
 # Print the cache key of a kernel: everything that changes the build.

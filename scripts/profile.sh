@@ -33,7 +33,7 @@ trap 'rm -rf "$work"' EXIT
 ko=$RT_TOP/rust_tun.ko sysmap=$kdir/System.map ctun=$kdir/drivers/net/tun.ko
 if [ "$kernel" = 7.3-debian ]; then
 	mdir=$(rt_debian_moddir)
-	ko=$mdir/updates/rust_tun.ko ctun=$work/tun.ko
+	ko=$(rt_debian_pkgdir)/modules/rust_tun.ko ctun=$work/tun.ko
 	xz -dc "$mdir/kernel/drivers/net/tun.ko.xz" >"$ctun"
 	# Debian's System.map is a stub (the real one is in the 1.2 GB -dbg
 	# package): the kernel's own text symbols are read once from

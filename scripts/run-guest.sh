@@ -174,6 +174,38 @@ if [ "$flavor" = debian ]; then
 		case $m in *.ko.xz) xz -dc "$mdir/$m" >"$root/lib/modules/$(basename "$m" .xz)" ;; esac
 	done
 	[ -f "$root/lib/modules/tun.ko" ] || rt_die "no tun.ko in $mdir"
+	# The test suite's package checks (debian-pkg.sh): the module trees the
+	# Debian packages left (scripts/build-debian.sh), with Debian's own
+	# modules the checks load (tun, vhost_net and theirs) at their places,
+	# and Debian's kmod, run by its own loader and libraries (the guest's
+	# are the host's).
+	pkgdir=$(rt_debian_pkgdir)
+	if [ "$(basename "$script")" = tests.sh ] && [ -d "$pkgdir/beside" ]; then
+		uroot=$(dirname "$kdir")/root
+		mkdir -p "$root/pkg"
+		for t in beside dropin fallback; do
+			cp -a "$pkgdir/$t" "$root/pkg/"
+			for m in tun vhost_net; do
+				sed -n "s#^\([^:]*/$m\.ko\.xz\):\(.*\)#\1\2#p" "$mdir/modules.dep"
+			done | tr ' ' '\n' | sort -u | while read -r m; do
+				[ -n "$m" ] || continue
+				mkdir -p "$root/pkg/$t/lib/modules/$RT_DEBIAN_KREL/$(dirname "$m")"
+				cp "$mdir/$m" "$root/pkg/$t/lib/modules/$RT_DEBIAN_KREL/$m"
+			done
+		done
+		mkdir -p "$root/pkg/kmod/bin" "$root/pkg/kmod/lib"
+		cp "$uroot/usr/bin/kmod" "$root/pkg/kmod/kmod"
+		for lib in ld-linux-x86-64.so.2 libc.so.6 libcrypto.so.3 libz.so.1 libzstd.so.1 liblzma.so.5; do
+			cp -L "$uroot/lib/x86_64-linux-gnu/$lib" "$root/pkg/kmod/lib/" ||
+				rt_die "no $lib in Debian's userland"
+		done
+		for tool in kmod modprobe modinfo depmod lsmod; do
+			printf '#!/bin/sh\nexec /pkg/kmod/lib/ld-linux-x86-64.so.2 --library-path /pkg/kmod/lib --argv0 %s /pkg/kmod/kmod "$@"\n' \
+				"$tool" >"$root/pkg/kmod/bin/$tool"
+			chmod +x "$root/pkg/kmod/bin/$tool"
+		done
+		cp "$RT_TOP/scripts/guest/debian-pkg.sh" "$root/lib/rtun-debian-pkg.sh"
+	fi
 else
 	kimage=$kdir/arch/x86/boot/bzImage
 	for m in drivers/net/tun.ko net/core/pktgen.ko drivers/net/dummy.ko; do

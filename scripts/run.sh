@@ -38,7 +38,7 @@ boots=3
 bash "$RT_TOP/scripts/install-toolchain.sh" >&2
 if [ "$kernel" = 7.3-debian ]; then
 	kdir=$(bash "$RT_TOP/scripts/build-debian.sh")
-	ko=$(rt_debian_moddir)/updates/rust_tun.ko
+	ko=$(rt_debian_pkgdir)/modules/rust_tun.ko
 else
 	kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" "$kernel")
 	make -C "$RT_TOP" KDIR="$kdir" >&2

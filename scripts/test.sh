@@ -228,6 +228,20 @@ step() { # step NAME COMMAND...: a host-side check counted as one test
 		row host "$name" 0 1 0 $((SECONDS - t0)) - "$(cpu_secs "$work/cpu-step")"
 	fi
 }
+# The Debian packages' checks, made while Debian's kernel was prepared
+# (scripts/build-debian.sh writes one line each).
+package_account() { # package_account KERNEL
+	local f pp pf l
+	f=$(rt_debian_pkgdir)/results
+	[ -f "$f" ] || return 0
+	sed 's/^/# /' "$f"
+	pp=$(grep -c '^ok - ' "$f" || true)
+	pf=$(grep -c '^not ok - ' "$f" || true)
+	while IFS= read -r l; do fails+=("$1 package: $l"); done < <(grep '^not ok - ' "$f")
+	passed=$((passed + pp))
+	failed=$((failed + pf))
+	row "$1" package "$pp" "$pf" 0 - -
+}
 killtree() { # killtree PID: the process and its descendants
 	local c
 	for c in $(pgrep -P "$1"); do killtree "$c"; done
@@ -281,7 +295,7 @@ prepare_kernel() { # prepare_kernel KERNEL: kernel, module, clients (a job)
 	local kernel=$1 kd m=$work/mod-$1
 	kd=$(bash "$RT_TOP/scripts/build-kernel.sh" "$kernel") && [ -d "$kd" ] || return 1
 	# Debian's kernel: build-debian.sh built and installed the module in
-	# its userland (the user's command, rust-tun-dkms.sh).
+	# its userland (the Debian package, as DKMS installs it).
 	if [ "${kernel#*-}" = debian ]; then
 		bash "$RT_TOP/scripts/build-clients.sh" "$kd" >/dev/null
 		return
@@ -389,7 +403,7 @@ fi
 # once.
 declare -A MODULE=()
 for k in 7.3-test 6.12-test 7.3-debug 6.12-debug; do MODULE[$k]=$work/mod-$k/rust_tun.ko; done
-MODULE[7.3-debian]=$(rt_debian_moddir)/updates/rust_tun.ko
+MODULE[7.3-debian]=$(rt_debian_pkgdir)/modules/rust_tun.ko
 MODULE[$main_kernel]=$RT_TOP/rust_tun.ko
 bash "$RT_TOP/scripts/build-clients.sh" "$kdir" >/dev/null || { failed=$((failed + 1)); finish; }
 touch "$work/ready-$main_kernel"
@@ -482,7 +496,7 @@ outside_tests() { # outside_tests SUITE
 # did not finish its plan or failed outside the tests (a kernel splat,
 # kmemleak, a verdict, the watchdog).
 account() { # account SUITE RC SECONDS
-	local s=$1 grc=$2 took=$3 log=$work/$1.log gp gs gf plan
+	local s=$1 grc=$2 took=$3 log=$work/$1.log gp gs gf plan pp pf l want
 	echo "# ==== suite $s (${SUITE_KERNEL[$s]} kernel): ${took} s ===="
 	cat "$work/$s.log" 2>/dev/null || true
 	grep -E '^\[(run-guest.sh|guest-watchdog)' "$work/$s.out" >&2 || true
@@ -516,6 +530,21 @@ account() { # account SUITE RC SECONDS
 	gp=$(grep -E '^ok [0-9]+ ' "$log" | grep -vc ' # SKIP')
 	gs=$(grep -cE '^ok [0-9]+ .* # SKIP' "$log")
 	gf=$(grep -cE '^not ok [0-9]+ ' "$log")
+	# Debian's kernel: the package checks around the suite (debian-pkg.sh),
+	# beside the TAP plan: two, three in the drop-in run.
+	if [ "${SUITE_KERNEL[$s]#*-}" = debian ]; then
+		want=2
+		[ "${s#*-}" != debdropin ] || want=3
+		pp=$(grep -c '^RTUN-PKG: ok ' "$log" || true)
+		pf=$(grep -c '^RTUN-PKG: not ok ' "$log" || true)
+		while IFS= read -r l; do fails+=("$s: ${l#RTUN-PKG: }"); done < <(grep '^RTUN-PKG: not ok ' "$log")
+		if [ $((pp + pf)) != "$want" ]; then
+			fails+=("$s: $((pp + pf)) of the $want package checks ran")
+			[ $((pp + pf)) -gt "$want" ] || pf=$((want - pp))
+		fi
+		passed=$((passed + pp))
+		failed=$((failed + pf))
+	fi
 	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$log" | tail -1)
 	passed=$((passed + gp))
 	skipped=$((skipped + gs))
@@ -538,7 +567,7 @@ account() { # account SUITE RC SECONDS
 		failed=$((failed + 1))
 		outside_tests "$s"
 	fi
-	row "${SUITE_KERNEL[$s]}" "$s" "$gp" "$gf" "$gs" "$took" "${SUITE_LIMIT[$s]}" "$(cpu_secs "$work/$s.cpu")"
+	row "${SUITE_KERNEL[$s]}" "$s" "$((gp + ${pp:-0}))" "$((gf + ${pf:-0}))" "$gs" "$took" "${SUITE_LIMIT[$s]}" "$(cpu_secs "$work/$s.cpu")"
 }
 
 while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
@@ -579,6 +608,7 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
 	if [[ $name == build:* ]]; then
 		k=${name#build:}
 		[ -e "$work/build-$k.time" ] && row "$k" kernel - - - "$(cat "$work/build-$k.time")" - "$(cpu_secs "$work/build-$k.cpu")"
+		[[ $k != *-debian ]] || package_account "$k"
 		[[ $k == *-debian ]] || build_next
 		continue
 	fi

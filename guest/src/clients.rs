@@ -168,7 +168,9 @@ pub fn t_dropin_conflicts(n: Node) -> TestResult {
 /// `dropin=1`. With rust_tun unloaded, opening the device node makes the
 /// kernel's `request_module("char-major-10-200")` run modprobe, which
 /// loads rust_tun in drop-in mode, and the open succeeds. Busybox's
-/// modprobe stands in for kmod's (the same `alias`/`options` lines).
+/// modprobe stands in for kmod's (the same `alias`/`options` lines). The
+/// Debian package's way, tun.ko's own alias and an `install` line with a
+/// fallback to tun.ko, needs kmod: scripts/guest/debian-pkg.sh tests it.
 pub fn t_dropin_on_demand(n: Node) -> TestResult {
     // The guest's init made /lib/modules/`uname -r` and its modules.dep
     // (depmod); the kernel runs /sbin/modprobe.

@@ -61,6 +61,14 @@ if [ -z "${RTUN_TEST_TIMEOUT:-}" ]; then
 	esac
 	export RTUN_TEST_TIMEOUT=$((t * ${RTUN_SLOWDOWN:-100} / 100))
 fi
+# Debian's kernel: the packages' modules as DKMS installed them, through
+# kmod, before the suite and after it (debian-pkg.sh).
+pkg=0
+if [ -f /lib/rtun-debian-pkg.sh ]; then
+	. /lib/rtun-debian-pkg.sh
+	pkg=1
+	pkg_before $([ $dropin = 0 ] || echo dropin) || pkg=2
+fi
 insmod /lib/modules/rust_tun.ko $params || exit 1
 echo "RTUN-GUEST: modinfo:"
 modinfo rust_tun || exit 1
@@ -70,6 +78,10 @@ rc=$?
 rmmod rust_tun || rc=1
 lsmod | grep -q '^tun ' && { rmmod tun || rc=1; }
 lsmod | grep -q '^pktgen ' && { rmmod pktgen || rc=1; }
+if [ $pkg != 0 ]; then
+	[ $pkg = 1 ] || rc=1
+	pkg_after $([ $dropin = 0 ] || echo dropin) || rc=1
+fi
 # On a kmemleak kernel: scan after unload; any report fails the run.
 if [ -w /sys/kernel/debug/kmemleak ]; then
 	echo scan >/sys/kernel/debug/kmemleak
