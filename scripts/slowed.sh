@@ -8,7 +8,7 @@
 # there (RUST_TUN_SLOWDOWN = 100 * FACTOR: rt_host_slowdown times CPU
 # time, which a quota does not stretch).
 #
-# It is how the budgets' slow case is measured (README, "Budgets"): the
+# It is how the budgets' slow case is measured (Documentation/testing.rst, "The two commands"): the
 # issue's slow machine built the 7.3 test kernel in 1,164 s of `make`,
 # 2.1 times this kind's 550 s. A quota slows what runs on both cores as
 # such a machine does, but a single-threaded stretch (a link, the Rust

@@ -162,7 +162,7 @@ pub fn t_dropin_conflicts(n: Node) -> TestResult {
 }
 
 /// The documented way to have `/dev/net/tun` load rust_tun on demand
-/// (README, "Drop-in"; rust_tun declares none of tun.ko's aliases, so
+/// (README, "Use"; rust_tun declares none of tun.ko's aliases, so
 /// that with both installed the choice is the administrator's): a
 /// modprobe.d file that aliases `char-major-10-200` to rust_tun with
 /// `dropin=1`. With rust_tun unloaded, opening the device node makes the
@@ -177,7 +177,7 @@ pub fn t_dropin_on_demand(n: Node) -> TestResult {
     sh("mkdir -p /etc/modprobe.d /sbin && { [ -e /sbin/modprobe ] || ln -s /bin/busybox /sbin/modprobe; }")?;
     write_file(
         "/etc/modprobe.d/rust_tun.conf",
-        "# rust_tun as /dev/net/tun (README, \"Drop-in\")\n\
+        "# rust_tun as /dev/net/tun (README, \"Use\")\n\
          options rust_tun dropin=1\n\
          alias char-major-10-200 rust_tun\n",
     )?;
