@@ -3,7 +3,8 @@
 #
 # Every test of rust-tun, from a fresh machine: install the toolchain, build
 # (or reuse) the kernels, build the module (rustfmt check, clippy build, real
-# build, compile-fail cases), build and host-test the guest programs, then
+# build, compile-fail cases), build and host-test the guest programs, check
+# the docs (scripts/docs-check.py), then
 # boot the guests and run the guest suites.
 #
 # Prints each guest's console (KTAP) as its suite ends, a table of time per
@@ -391,6 +392,9 @@ built_guest=$([ -x "$(rt_guest_bin)" ] && echo 1 || echo 0)
 [ $host_checks = 0 ] || step compile-fail bash "$RT_TOP/scripts/compile-fail.sh" "$kdir"
 [ $host_checks = 0 ] || step host-logic bash -c "cd '$RT_TOP/hosttest' && RUSTC=$RT_RUSTC $RT_CARGO test --locked"
 [ $host_checks = 0 ] || step crate-hashes bash "$RT_TOP/scripts/debian/crate-hashes-test.sh"
+# What the docs name exists (tun.c's side in the main kernel's tree), and
+# the README and design documents carry no history.
+[ $host_checks = 0 ] || step docs bash -c "cd '$RT_TOP' && python3 scripts/docs-check.py --kernel '$kdir'"
 if [ "$built_module" != 1 ] || [ "$built_guest" != 1 ]; then
 	rt_log "guest suites not run: the module or the guest programs did not build"
 	failed=$((failed + 1))
