@@ -23,9 +23,10 @@ import os
 import re
 import sys
 
-DOCS = ["README.md"] + sorted(glob.glob("Documentation/*.rst"))
+DOCS = ["README.md"] + sorted(glob.glob("Documentation/**/*.rst", recursive=True))
 # Where history must not be: the user guide and the design documents.
-NO_HISTORY = ["README.md", "Documentation/rust_tun.rst", "Documentation/testing.rst"]
+NO_HISTORY = ["README.md", "Documentation/rust_tun.rst", "Documentation/testing.rst",
+              "Documentation/benchmarks/method.rst"]
 EXTS = (".rs", ".c", ".h", ".sh", ".py", ".md", ".rst", ".config", ".json", ".svg")
 
 kernels = []
