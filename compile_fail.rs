@@ -13,8 +13,8 @@
 //! `TUN_MSG_PTR` batch is taken once and never answered with an error once
 //! taken, a send header and a receive header are different things, a
 //! device unpublished from an `RcuDev` is not used after, only `ndo_uninit`
-//! unpublishes without a grace period, and a timer's owner stays whole
-//! while the timer may fire.
+//! unpublishes without a grace period, a timer's owner stays whole
+//! while the timer may fire, and the driver above `sys/` has no `unsafe`.
 
 #![allow(dead_code, unused_variables, unused_imports)]
 
@@ -194,4 +194,20 @@ fn timer_state_needs_sync() {
     impl TimerCallback for NotSync {
         fn timer_fired(_this: &Timed<Self>) {}
     }
+}
+
+/// `unsafe_code`: the driver is safe Rust (the crate root denies the lint
+/// outside sys/), so an `unsafe` block above the layer does not build.
+#[cfg(rtun_compile_fail = "driver_unsafe_block")]
+fn driver_unsafe_block(p: *const u32) -> u32 {
+    // SAFETY: None: this must not compile.
+    unsafe { *p }
+}
+
+/// `unsafe_code`: nor does a driver's `unsafe impl`.
+#[cfg(rtun_compile_fail = "driver_unsafe_impl")]
+fn driver_unsafe_impl() {
+    struct DriverShared(*mut u32);
+    // SAFETY: None: this must not compile.
+    unsafe impl Send for DriverShared {}
 }

@@ -31,13 +31,18 @@
 //! report): so has ours, and no `get_drvinfo`, so that `ethtool -i`
 //! reports the link kind and the kernel release, as for dummy.ko.
 
+// The driver is safe Rust: `unsafe` is allowed in `sys/` (and the
+// generated bindings it wraps) alone, and the compiler checks it.
+#![deny(unsafe_code)]
+
 use kernel::c_str;
 use kernel::prelude::*;
 
+#[allow(unsafe_code)]
 mod bindings;
 // The layer is rust_tun's: this driver uses a part of it, and what it does
 // not use is dead code here.
-#[allow(dead_code, unused_imports, unused_macros)]
+#[allow(dead_code, unused_imports, unused_macros, unsafe_code)]
 mod sys;
 
 use sys::{

@@ -23,6 +23,9 @@
 
 // `try_pin_init!` of `Tun`'s many fields expands past the default limit.
 #![recursion_limit = "256"]
+// The driver is safe Rust: `unsafe` is allowed in `sys/` (and the
+// generated bindings it wraps) alone, and the compiler checks it.
+#![deny(unsafe_code)]
 
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, AtomicU32, AtomicU64, Ordering};
 use kernel::c_str;
@@ -30,6 +33,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 mod bench;
+#[allow(unsafe_code)]
 mod bindings;
 mod chr;
 #[cfg(rtun_compile_fail)]
@@ -43,6 +47,7 @@ mod link;
 mod napi;
 mod queue;
 mod rps;
+#[allow(unsafe_code)]
 mod sys;
 mod txfilter;
 mod vnet;

@@ -40,6 +40,8 @@ cases=(
 	"timed_moved_while_armed:E0277"
 	"timed_state_mut:E0596"
 	"timer_state_needs_sync:E0277"
+	"driver_unsafe_block:usage of an .unsafe. block"
+	"driver_unsafe_impl:implementation of an .unsafe. trait"
 	# In sys/static_key.rs (the jump-label site's key is typed).
 	"static_key_of_other_type:E0308:sys/static_key.rs"
 	"static_key_field_of_other_type:E0308:sys/static_key.rs"

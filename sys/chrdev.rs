@@ -105,6 +105,8 @@ pub(crate) unsafe trait FileSocket {
 /// Implements [`FileSocket`] for `$ty` with its [`Sock`] in `$field`.
 macro_rules! impl_file_socket {
     ($ty:ty, $field:ident) => {
+        // The driver denies `unsafe_code`: this `unsafe` is sys/'s.
+        #[allow(unsafe_code)]
         // SAFETY: The socket is a field of the object: always the same one.
         unsafe impl $crate::sys::FileSocket for $ty {
             fn socket(&self) -> Option<&$crate::sys::Sock> {

@@ -40,7 +40,10 @@ macro_rules! static_branch_unlikely {
         $crate::sys::static_branch_unlikely!(@site _key, $key, 0)
     }};
     (@site $keyptr:ident, $key:path, $off:expr) => {{
+        // The driver denies `unsafe_code`: this expansion's `unsafe` is
+        // sys/'s, justified below.
         #[cfg(CONFIG_JUMP_LABEL)]
+        #[allow(unsafe_code)]
         let yes = 'site: {
             let _ = $keyptr;
             // SAFETY: The asm only emits a NOP and a `__jump_table` entry
@@ -67,6 +70,7 @@ macro_rules! static_branch_unlikely {
             false
         };
         #[cfg(not(CONFIG_JUMP_LABEL))]
+        #[allow(unsafe_code)]
         // SAFETY: A `static_key_false` (typed above), whose count
         // `static_key_count()` reads atomically.
         let yes = unsafe {

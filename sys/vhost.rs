@@ -99,6 +99,7 @@ macro_rules! export_tun_files {
         ///
         /// `file` is a live file the caller holds a reference on.
         #[no_mangle]
+        #[allow(unsafe_code)]
         pub unsafe extern "C" fn rtun_get_socket(
             file: *mut $crate::bindings::file,
         ) -> *mut $crate::bindings::socket {
@@ -112,6 +113,7 @@ macro_rules! export_tun_files {
         ///
         /// As `rtun_get_socket`.
         #[no_mangle]
+        #[allow(unsafe_code)]
         pub unsafe extern "C" fn rtun_get_tx_ring(
             file: *mut $crate::bindings::file,
         ) -> *mut $crate::bindings::ptr_ring {
@@ -125,6 +127,7 @@ macro_rules! export_tun_files {
         ///
         /// As `rtun_get_socket`, with the ring's consumer lock held.
         #[no_mangle]
+        #[allow(unsafe_code)]
         pub unsafe extern "C" fn rtun_wake_queue(
             file: *mut $crate::bindings::file,
             consumed: ::core::ffi::c_int,
