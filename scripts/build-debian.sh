@@ -170,8 +170,11 @@ src=$root/tmp/rust-tun-pkg
 rm -rf "$src"
 mkdir -p "$src"
 for v in "$ver" "$next"; do
-	mkdir -p "$src/$v"
-	(cd "$RT_TOP" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$src/$v")
+	# The module's sources and the packaging (not the whole tree: the host
+	# checks build in it meanwhile, and Kbuild's temporary files come and go).
+	rt_copy_module_sources "$src/$v"
+	(cd "$RT_TOP" && git ls-files -z --cached --others --exclude-standard -- debian scripts/debian |
+		xargs -0 cp --parents -t "$src/$v")
 	if [ "$v" = "$next" ]; then
 		{
 			printf 'rust-tun (%s) unstable; urgency=medium\n\n  * The upgrade test of scripts/build-debian.sh.\n\n' "$v"
