@@ -12,6 +12,7 @@
 # On every call, in that userland (each step fails the script):
 #   build    dpkg-buildpackage: rust-tun-dkms and rust-tun-dropin, and the
 #            same at a higher version (the upgrade); their contents
+#   lintian  lintian --pedantic: nothing beyond debian/*.lintian-overrides
 #   install  Debian's dkms-autopkgtest on rust-tun-dkms: apt installs it,
 #            DKMS builds, signs (DKMS's MOK) and installs rust_tun for the
 #            kernel; vermagic is tun.ko's
@@ -200,6 +201,14 @@ bad=$(printf '%s\n' "$contents" | grep -E "^\./usr/src/rust-tun-$ver/(guest|host
 dpkg-deb -c "$root$(deb rust-tun-dropin "$ver")" | awk '{ print $6 }' | grep -qx "./usr/src/rust-tun-vhost-$ver/dkms.conf" ||
 	fail "rust-tun-dropin has no usr/src/rust-tun-vhost-$ver/dkms.conf"
 ok "build: dpkg-buildpackage makes rust-tun-dkms and rust-tun-dropin $ver, with the module's sources and dkms.conf only"
+# Debian's own package checker, pedantic: nothing but what debian/*.lintian-overrides
+# explains.
+in_root dpkg -s lintian >/dev/null 2>&1 || in_root apt-get install -y -q --no-install-recommends lintian >>"$base/apt.log" 2>&1 ||
+	fail "installing lintian failed (log: $base/apt.log)"
+out=$(in_root lintian --pedantic -I "$(deb rust-tun-dkms "$ver")" "$(deb rust-tun-dropin "$ver")" 2>&1 |
+	grep -v '^running with root privileges' || true)
+[ -z "$out" ] || { printf '%s\n' "$out" >&2; fail "lintian --pedantic: $(printf '%s\n' "$out" | head -3 | tr '\n' ' ')"; }
+ok "lintian: --pedantic -I on both packages says nothing beyond their overrides"
 
 # --- install: Debian's own test of a DKMS package, then what a user checks.
 step "install: dkms-autopkgtest $(deb rust-tun-dkms "$ver")"
