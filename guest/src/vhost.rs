@@ -889,11 +889,48 @@ fn set_vnet_hdr_sz(t: &Tun, sz: usize) -> TestResult {
 /// Sets the queue sockets' `sk_sndbuf` (`TUNSETSNDBUF`): vhost-net
 /// batches only at `i32::MAX`, the default (`handle_tx_copy()`'s
 /// `sock_can_batch`), and sends each buffer with a `sendmsg` of its own
-/// below.
+/// below. `handle_tx_copy()` reads it once per pass, and a pass takes the
+/// buffers that arrive while it runs: the last kick's pass may still be
+/// looking for more after it gave its buffers back. So the worker must be
+/// idle first, or the next kick's buffers join the old pass in the old
+/// mode (seen once on a loaded host: a "sendmsg each" round batched).
 fn set_sndbuf(t: &Tun, v: i32) -> TestResult {
+    vhost_workers_idle()?;
     let mut v = v;
     ioctl_ptr(t.fd(), TUNSETSNDBUF, &mut v).map_err(|e| format!("TUNSETSNDBUF {v}: errno {e}"))?;
     Ok(())
+}
+
+/// Waits until every vhost worker of this process sleeps in its loop,
+/// between passes: the `vhost-PID` threads vhost makes in its owner (a
+/// `vhost_task`, as 6.12 and 7.3 do by default), or its kernel threads of
+/// that name where 7.3 is set to use those.
+fn vhost_workers_idle() -> TestResult {
+    let name = format!("vhost-{}", std::process::id());
+    let mut found = 0;
+    for (dir, own) in [("/proc/self/task", true), ("/proc", false)] {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("{dir}: {e}"))?;
+        for e in entries.flatten() {
+            let Some(id) = e.file_name().to_str().and_then(|t| t.parse::<i32>().ok()) else { continue };
+            if std::fs::read_to_string(e.path().join("comm")).unwrap_or_default().trim_end() != name {
+                continue;
+            }
+            found += 1;
+            if own {
+                wait_blocked(id)?;
+            } else {
+                let t0 = Instant::now();
+                while !std::fs::read_to_string(format!("/proc/{id}/stat")).unwrap_or_default().contains(") S ") {
+                    check!(t0.elapsed() < Duration::from_secs(5), "{name} (pid {id}) never went idle");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+        }
+        if found > 0 {
+            return Ok(());
+        }
+    }
+    Err(format!("no {name} thread: vhost-net's worker was not found"))
 }
 
 /// What makes vhost-net batch a kick's buffers into one `TUN_MSG_PTR`
