@@ -32,7 +32,7 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) ARCH=x86_64 \
 	$(RUST_ALLOWED)
 
 RUSTFMT ?= /usr/bin/rustfmt
-RS_SRCS := $(filter-out %/bindings_generated.rs %/helpers_generated.rs,$(wildcard $(CURDIR)/*.rs $(CURDIR)/chr/*.rs $(CURDIR)/sys/*.rs $(CURDIR)/sys/*/*.rs))
+RS_SRCS := $(filter-out %/bindings_generated.rs %helpers_generated.rs,$(wildcard $(CURDIR)/*.rs $(CURDIR)/chr/*.rs $(CURDIR)/sys/*.rs $(CURDIR)/sys/*/*.rs))
 
 all: modules
 
@@ -43,7 +43,7 @@ define kdir_stamp
 	@if [ "$$(cat $(1)/.kdir-stamp 2>/dev/null)" != "$(KDIR)" ]; then \
 		$(KMAKE) M=$(1) clean >/dev/null; \
 		rm -f $(1)/bindings_generated.rs $(1)/.bindings_generated.rs.cmd \
-			$(1)/helpers_generated.rs $(1)/.helpers_generated.rs.cmd; \
+			$(1)/*helpers_generated.rs $(1)/.*helpers_generated.rs.cmd; \
 		echo "$(KDIR)" >$(1)/.kdir-stamp; \
 	fi
 endef
@@ -68,7 +68,7 @@ testmod:
 clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(KMAKE) clean; $(KMAKE) M=$(CURDIR)/bench clean; \
 		$(KMAKE) M=$(CURDIR)/testmod clean; fi
-	rm -f bindings_generated.rs .bindings_generated.rs.cmd helpers_generated.rs .helpers_generated.rs.cmd \
+	rm -f bindings_generated.rs .bindings_generated.rs.cmd *helpers_generated.rs .*helpers_generated.rs.cmd \
 		*.bc helpers/*.bc helpers/.*.cmd .kdir-stamp bench/.kdir-stamp testmod/.kdir-stamp
 
 rustfmt:

@@ -3,12 +3,13 @@
 //! The micro-benchmark of the rfs_needed patch, as a debugfs file:
 //! `<debugfs>/rust_tun/micro_bench` times the guarded and the unguarded
 //! RFS record step (`rps.rs`) and an empty loop, at open. The steps record
-//! into a private twin of the global table (`sys::PrivateFlowTable`:
+//! into a private twin of the global table (`sys::bench::PrivateFlowTable`:
 //! there while the global one is, as large), not into the live table,
 //! whose entries steer real flows.
 //! `scripts/guest/bench-micro.sh` reads it under `-icount`, where a cycle
 //! is an instruction; `bench/` holds the C side of the comparison.
 
+use crate::params;
 use crate::rps::{sock_rps_record_flow_hash, sock_rps_record_flow_hash_guarded};
 use crate::sys::{self, TextBuf, TextFile};
 use core::fmt::Write;
@@ -30,9 +31,9 @@ fn measure(stretches: u32, mut f: impl FnMut(u32)) -> Result<u64> {
     for _ in 0..stretches {
         {
             let _bh = sys::BhDisabled::new();
-            let t0 = sys::rdtsc();
+            let t0 = sys::bench::rdtsc();
             f(BENCH_CHUNK);
-            cycles = cycles.wrapping_add(sys::rdtsc().wrapping_sub(t0));
+            cycles = cycles.wrapping_add(sys::bench::rdtsc().wrapping_sub(t0));
         }
         sys::cond_resched();
         if sys::signal_pending() {
@@ -51,25 +52,25 @@ fn measure(stretches: u32, mut f: impl FnMut(u32)) -> Result<u64> {
 fn micro_bench(t: &mut TextBuf) -> Result {
     let hash = 0x9e37_79b9u32;
     // The parameter is read once: every measurement counts the same calls.
-    let stretches = sys::param_micro_bench_calls() / BENCH_CHUNK;
+    let stretches = params::micro_bench_calls() / BENCH_CHUNK;
     let calls = stretches * BENCH_CHUNK;
-    let rfs = sys::rfs_needed_count();
+    let rfs = sys::bench::rfs_needed_count();
     // The global table's twin: there when it is, as large.
-    let table = sys::PrivateFlowTable::like_global()?;
+    let table = sys::bench::PrivateFlowTable::like_global()?;
     for run in 0..3 {
         let floor = measure(stretches, |n| {
             for _ in 0..n {
-                sys::hide(hash);
+                sys::bench::hide(hash);
             }
         })?;
         let guarded = measure(stretches, |n| {
             for _ in 0..n {
-                let _ = sock_rps_record_flow_hash_guarded(&table, sys::hide(hash));
+                let _ = sock_rps_record_flow_hash_guarded(&table, sys::bench::hide(hash));
             }
         })?;
         let unguarded = measure(stretches, |n| {
             for _ in 0..n {
-                let _ = sock_rps_record_flow_hash(&table, sys::hide(hash));
+                let _ = sock_rps_record_flow_hash(&table, sys::bench::hide(hash));
             }
         })?;
         for (variant, cycles) in [

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Bindings from the module's own bindgen runs: over `bindings_helper.h`
-//! (`bindings_generated.rs`) and over the C helpers of `helpers/`
-//! (`helpers_generated.rs`), both build products of `Kbuild`.
+//! (`bindings_generated.rs`) and over the crate's C helpers (rust_tun's
+//! `tun_helpers_generated.rs`, the core's and the tun part's; rust_dummy's
+//! `dummy_helpers_generated.rs`, the core's), all build products of
+//! `Kbuild`.
 //!
 //! 6.12's `kernel` crate binds neither `net_device` operations nor
 //! `miscdevice`, `sk_buff` helpers or `rtnl_link_ops`. The types here are
@@ -36,9 +38,12 @@ type __kernel_ptrdiff_t = isize;
 
 include!("bindings_generated.rs");
 
-/// The helpers of `helpers/`, under their C names (`#[link_name]`).
+/// The crate's helpers, under their C names (`#[link_name]`).
 mod helpers {
     use super::*;
-    include!("helpers_generated.rs");
+    #[cfg(rtun_driver = "tun")]
+    include!("tun_helpers_generated.rs");
+    #[cfg(rtun_driver = "dummy")]
+    include!("dummy_helpers_generated.rs");
 }
 pub use helpers::*;

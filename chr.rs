@@ -9,11 +9,14 @@ mod pkt;
 mod sock;
 
 use crate::ioctl::{self, TUN_PI_LEN};
+use crate::kver;
 use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue, tun_napi_schedule};
+use crate::sys::tun::{
+    BatchOffer, BatchVerdict, RecvMsg, SendMsg, Sock, SockOps, VnetHdr, XdpBuff,
+};
 use crate::sys::{
-    self, errno, poll, rcu, BatchOffer, BatchVerdict, DropReason, Fasync, FileOps, IoctlAbi,
-    IovIterDest, IovIterSource, NetNs, PollTable, RcuDev, RecvMsg, RingConsumer, Rtnl, RtnlLocked,
-    SendMsg, SeqFile, SkBuff, SkbRing, Sock, SockOps, VnetHdr, XdpBuff,
+    self, errno, poll, rcu, DropReason, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource,
+    NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing,
 };
 use crate::vnet::{
     __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, NETIF_F_GSO_UDP_TUNNEL,
@@ -253,7 +256,7 @@ fn tun_put_user(dev: &TunDev, skb: SkBuff, to: &mut IovIterDest<'_>) -> Result<u
         // the header cannot express is `EINVAL` (the packet is dropped)
         // without tun.c's WARN.
         // 6.12 has no UDP tunnel GSO: no features to read per packet.
-        let features = if sys::compat::HAS_UDP_TUNNEL_GSO {
+        let features = if kver::HAS_UDP_TUNNEL_GSO {
             dev.features()
         } else {
             0
@@ -338,11 +341,11 @@ fn tun_flow_update(tun: &Tun, rxhash: u32, tfile: &TunFile) {
     };
     let recorded = if tun.unguarded {
         Some(rps::sock_rps_record_flow_hash(
-            &sys::GlobalFlowTable,
+            &sys::tun::GlobalFlowTable,
             rps_rxhash,
         ))
     } else {
-        rps::sock_rps_record_flow_hash_guarded(&sys::GlobalFlowTable, rps_rxhash)
+        rps::sock_rps_record_flow_hash_guarded(&sys::tun::GlobalFlowTable, rps_rxhash)
     };
     if recorded.is_some() {
         tun.stats.rfs_records_inc();
@@ -428,10 +431,10 @@ fn tun_get_user(
     // the kernel checks them; a bad header is a frame error (not a drop,
     // and never a WARN). On 7.3 after the device and the network header
     // are set, as 7.3's tun.c (its `virtio_net_hdr_to_skb()` reads them);
-    // on 6.12 before, as 6.12's (`compat::VNET_AFTER_NETWORK_HEADER`).
+    // on 6.12 before, as 6.12's (`kver::VNET_AFTER_NETWORK_HEADER`).
     let vnet = flags & IFF_VNET_HDR != 0;
     if vnet
-        && !sys::compat::VNET_AFTER_NETWORK_HEADER
+        && !kver::VNET_AFTER_NETWORK_HEADER
         && skb.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err()
     {
         tun.stats.rx_frame_errors_inc();
@@ -454,14 +457,14 @@ fn tun_get_user(
             skb.set_l3(proto);
         }
         DevKind::Tap => {
-            if sys::compat::VNET_AFTER_NETWORK_HEADER && !skb.set_l2_network_header() {
+            if kver::VNET_AFTER_NETWORK_HEADER && !skb.set_l2_network_header() {
                 skb.drop_reason(DropReason::HDR_TRUNC);
                 return Err(drop(ENOMEM));
             }
         }
     }
     if vnet
-        && sys::compat::VNET_AFTER_NETWORK_HEADER
+        && kver::VNET_AFTER_NETWORK_HEADER
         && skb.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err()
     {
         tun.stats.rx_frame_errors_inc();

@@ -18,9 +18,10 @@
 
 #![allow(dead_code, unused_variables, unused_imports)]
 
+use crate::sys::tun::{BatchOffer, BatchVerdict, RecvMsg};
 use crate::sys::{
-    BatchOffer, BatchVerdict, DebugfsFops, DevTextFile, NetDevice, NetNs, RcuArc, RcuDev, RecvMsg,
-    Rtnl, RtnlLocked, TextBuf, Timed, TimerCallback,
+    DebugfsFops, DevTextFile, NetDevice, NetNs, RcuArc, RcuDev, Rtnl, RtnlLocked, TextBuf, Timed,
+    TimerCallback,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
@@ -98,7 +99,7 @@ fn dev_file_of_other_priv(dev: &crate::TunDev) {
 /// data cannot be registered with its poll table: epoll keeps the entry
 /// until the file's release ("lifetime may not live long enough").
 #[cfg(rtun_compile_fail = "poll_wait_foreign_queue")]
-fn poll_wait_foreign_queue<'f>(table: &crate::sys::PollTable<'f>, other: &crate::sys::Sock) {
+fn poll_wait_foreign_queue<'f>(table: &crate::sys::PollTable<'f>, other: &crate::sys::tun::Sock) {
     table.wait(other.wq());
 }
 

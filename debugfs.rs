@@ -50,7 +50,7 @@ fn tun_show_flows(tun: &Tun, t: &mut TextBuf) -> core::fmt::Result {
             "rxhash={:08x} rps_rxhash={:08x} queue={} age_ms={}",
             f.rxhash, f.rps_rxhash, f.queue_index, f.age_ms
         )?;
-        match (f.rps_rxhash, sys::rps_sock_flow_entry(f.rps_rxhash)) {
+        match (f.rps_rxhash, sys::tun::rps_sock_flow_entry(f.rps_rxhash)) {
             (0, _) | (_, None) => writeln!(t, " rfs_ent=none")?,
             (_, Some(ent)) => writeln!(t, " rfs_ent={:08x}", ent)?,
         }

@@ -3,9 +3,10 @@
 //! rust_dummy: `drivers/net/dummy.c` (6.12) in Rust, a net device that
 //! counts and discards every packet sent to it.
 //!
-//! The second driver on rust_tun's `sys/` layer, built by the same `make`
-//! from the same sources, to show that the layer is generic: this crate
-//! root includes the shared bindings and `sys/` unchanged and has no
+//! The second driver on the `sys/` layer, built by the same `make` from
+//! the same sources: this crate root includes the shared bindings and the
+//! layer's core, without its tun part or tun's helpers (`Kbuild`'s
+//! `rtun_driver` cfg, checked by `scripts/layer-check.sh`), and has no
 //! `unsafe` of its own. It registers the rtnl link kind `dummy` (as
 //! dummy.ko does, so that one test drives either; only one of the two can
 //! be loaded at a time), creates `numdummies` devices `dummy%d` at load,
@@ -40,10 +41,17 @@ use kernel::prelude::*;
 
 #[allow(unsafe_code)]
 mod bindings;
-// The layer is rust_tun's: this driver uses a part of it, and what it does
-// not use is dead code here.
-#[allow(dead_code, unused_imports, unused_macros, unsafe_code)]
+// The layer's core (sys/ without its tun part, `Kbuild`).
+#[allow(unsafe_code)]
 mod sys;
+
+/// rust_dummy's module parameter (`dummy_params.c`).
+mod params {
+    crate::sys::module_params! {
+        /// `numdummies`: how many devices to create at load.
+        pub(crate) fn numdummies() -> i32;
+    }
+}
 
 use sys::{
     errno, is_valid_ether_addr, BhOff, DevOps, DevSetup, EthtoolOps, EthtoolTable, LinkAttrs,
@@ -189,7 +197,7 @@ impl kernel::Module for RustDummy {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let link = LinkOpsRegistration::register(&DUMMY_LINK_OPS)?;
         Rtnl::with(|rtnl| -> Result {
-            for _ in 0..sys::param_numdummies() {
+            for _ in 0..params::numdummies() {
                 dummy_init_one(rtnl)?;
                 sys::cond_resched();
             }

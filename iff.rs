@@ -6,9 +6,11 @@
 //! (`tun_set_queue`) and permissions (`tun_permitted`).
 
 use crate::ioctl::{IFNAMSIZ, IFREQ_LEN};
+use crate::kver;
 use crate::link::{link_ops, TunDriver, TUN_ATTR_GROUP};
+use crate::params;
 use crate::queue::{__tun_detach, tun_attach, tun_force_wake_queue};
-use crate::sys::{self, compat, NameAssign, NetDevice, NetDeviceBuilder, Rtnl};
+use crate::sys::{self, NameAssign, NetDevice, NetDeviceBuilder, Rtnl};
 use crate::{
     bindings, dropin, DevKind, Tun, TunDev, TunFile, IFF_ATTACH_QUEUE, IFF_DETACH_QUEUE,
     IFF_MULTI_QUEUE, IFF_NAPI, IFF_NAPI_FRAGS, IFF_NOFILTER, IFF_NO_CARRIER, IFF_PERSIST, IFF_TAP,
@@ -129,7 +131,7 @@ pub(crate) fn tun_set_iff<'g>(
                 return Err(EPERM);
             }
             // Before the type is known, as tun.c.
-            sys::security_tun_dev_create()?;
+            sys::tun::security_tun_dev_create()?;
             let (kind, default_name) = match (flags & IFF_TUN != 0, flags & IFF_TAP != 0, dropin())
             {
                 (true, _, false) => (DevKind::Tun, c_str!("rtun%d")),
@@ -153,7 +155,7 @@ pub(crate) fn tun_set_iff<'g>(
             } else {
                 IFF_TAP
             };
-            let unguarded = sys::param_unguarded();
+            let unguarded = params::unguarded();
             let tun = Tun::new(
                 type_flag | (flags & TUN_FEATURES),
                 unguarded,
@@ -192,7 +194,7 @@ pub(crate) fn tun_set_iff<'g>(
     }
     // Make sure persistent devices do not get stuck in xoff state (7.3:
     // queue by queue, under the ring locks, `tun_force_wake_queue()`).
-    if compat::HAS_BACKPRESSURE {
+    if kver::HAS_BACKPRESSURE {
         let tun = dev.priv_();
         let n = tun.numqueues() as usize;
         for slot in &tun.tfiles[..n] {
@@ -265,7 +267,7 @@ fn tun_net_initialize(b: &mut NetDeviceBuilder<Tun>, kind: DevKind, unguarded: b
     // 7.3 (with UDP-tunnel GSO): encapsulated packets get the same
     // offloads, so that a tunnel's GSO packets reach the reader whole;
     // 6.12's tun.c leaves `hw_enc_features` empty.
-    if sys::compat::HAS_UDP_TUNNEL_GSO {
+    if kver::HAS_UDP_TUNNEL_GSO {
         b.set_hw_enc_features(hw);
     }
     let mode = usize::from(unguarded);

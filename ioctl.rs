@@ -5,8 +5,10 @@
 //! bindings); device creation and attachment are `iff.rs`.
 
 use crate::iff::{tun_get_iff, tun_set_iff, tun_set_queue, IfReq};
+use crate::kver;
 use crate::sys::compat::user_slice;
-use crate::sys::{self, errno, IoctlAbi, NetDevice, Rtnl, SockFprog};
+use crate::sys::tun::SockFprog;
+use crate::sys::{self, errno, IoctlAbi, NetDevice, Rtnl};
 use crate::txfilter::{FilterUpdate, ETH_ALEN};
 use crate::{
     bindings, DevKind, Tun, TunDev, TunFile, IFF_DETACH_QUEUE, IFF_NOFILTER, IFF_NO_CARRIER,
@@ -402,7 +404,7 @@ pub(crate) fn tun_chr_ioctl(
             #[cfg(not(CONFIG_TUN_VNET_CROSS_LE))]
             TUNGETVNETBE | TUNSETVNETBE => Err(EINVAL),
             TUNATTACHFILTER => tap_only(tun).and_then(|()| {
-                let mut b = [0u8; sys::SOCK_FPROG_LEN];
+                let mut b = [0u8; sys::tun::SOCK_FPROG_LEN];
                 user_slice(arg, b.len()).reader().read_slice(&mut b)?;
                 *tun.fprog.get_mut(rtnl) = SockFprog::from_bytes(&b);
                 tun_attach_filter(tun, rtnl).map(|()| 0)
@@ -471,7 +473,7 @@ fn set_offload(dev: &TunDev, arg: usize, rtnl: &mut Rtnl<'_>) -> Result {
         // 7.3: tunnel offload only with some plain offload (`PLAIN_GSO`),
         // its checksum flag only with it. On 6.12 both flags are 0 (the
         // bits are unknown there, hence `EINVAL` below).
-        if sys::compat::HAS_UDP_TUNNEL_GSO
+        if kver::HAS_UDP_TUNNEL_GSO
             && features & PLAIN_GSO != 0
             && arg & f(b::RTUN_TUN_F_UDP_TUNNEL_GSO) != 0
         {

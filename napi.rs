@@ -6,9 +6,10 @@
 //! its packet and schedules the context ([`tun_napi_queue`]); the poll, in
 //! softirq context, hands the queued packets to GRO, `NAPI_POLL_WEIGHT`
 //! (the core's budget) at a time. `IFF_NAPI_FRAGS` writes build their skb
-//! in the same context (`sys::NapiFrags`, see chr.rs).
+//! in the same context (`sys::tun::NapiFrags`, see chr.rs).
 
-use crate::sys::{BhOff, Napi, NapiPoll, Rtnl, SkBuff, SockRef, NAPI_POLL_WEIGHT};
+use crate::sys::tun::SockRef;
+use crate::sys::{BhOff, Napi, NapiPoll, Rtnl, SkBuff, NAPI_POLL_WEIGHT};
 use crate::{TunDev, TunFile};
 use kernel::prelude::*;
 

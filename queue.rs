@@ -6,9 +6,10 @@
 //! following `tx_queue_len` (`tun_queue_resize`) and the netdevice notifier
 //! (`tun_device_event`).
 
+use crate::kver;
 use crate::napi::{tun_napi_del, tun_napi_disable, tun_napi_enable, tun_napi_init};
 use crate::sys::{
-    self, compat, poll, DevEvent, InUninit, LinkOps, NetDevice, NetdevEvents, RingSlots, Rtnl,
+    self, poll, DevEvent, InUninit, LinkOps, NetDevice, NetdevEvents, RingSlots, Rtnl,
     UnpublishedBatch,
 };
 use crate::{
@@ -161,7 +162,7 @@ pub(crate) fn tun_attach(
         tfile.queue_index.store(n as u16, Ordering::Relaxed);
     }
     tfile.shutdown.store(false, Ordering::Relaxed);
-    if compat::HAS_BACKPRESSURE {
+    if kver::HAS_BACKPRESSURE {
         tun_force_wake_queue(dev, &tfile);
     }
     // Slot `n` is empty: nothing is unpublished, no grace period.
@@ -249,7 +250,7 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
         // 7.3: the queue now in our slot may have been stopped for the
         // ring of the file that had it: wake it if its own ring is empty
         // (`ntfile`: the moved file, or ours if we were the last).
-        if compat::HAS_BACKPRESSURE {
+        if kver::HAS_BACKPRESSURE {
             let ntfile = if index == last {
                 Some(tfile)
             } else {
@@ -397,7 +398,7 @@ fn tun_queue_resize(dev: &TunDev, rtnl: &Rtnl<'_>) -> Result {
         }
     });
     // 7.3: a queue stopped on a full ring may have room now.
-    if compat::HAS_BACKPRESSURE {
+    if kver::HAS_BACKPRESSURE {
         for slot in &tun.tfiles[..n] {
             if let Some(tfile) = slot.get_rtnl(rtnl) {
                 tun_force_wake_queue(dev, tfile);

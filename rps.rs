@@ -18,7 +18,9 @@
 //! [`show_jump_sites`] prints the sites as they are, which is how the tests
 //! prove it. Without `CONFIG_JUMP_LABEL` they read the keys' counts.
 
-use crate::sys::{self, SiteInsn, SockFlowTable, TextBuf};
+use crate::sys::bench::SiteInsn;
+use crate::sys::tun::SockFlowTable;
+use crate::sys::{self, TextBuf};
 use core::fmt::Write;
 
 /// `static_branch_unlikely(&rps_needed)`.
@@ -35,14 +37,14 @@ pub(crate) fn rfs_needed() -> bool {
 
 /// `sock_rps_record_flow_hash()` (`include/net/rps.h`), unguarded, as
 /// tun.c calls it: records `hash` with this CPU in `table` (tun.c's is
-/// always the global RFS table, [`sys::GlobalFlowTable`]) if the hash is
+/// always the global RFS table, [`sys::tun::GlobalFlowTable`]) if the hash is
 /// set and the table exists. Returns whether it recorded.
 #[inline(always)]
 pub(crate) fn sock_rps_record_flow_hash(table: &impl SockFlowTable, hash: u32) -> bool {
     if hash == 0 {
         return false;
     }
-    sys::rps_record_sock_flow(table, hash)
+    sys::tun::rps_record_sock_flow(table, hash)
 }
 
 /// The record step behind the `rfs_needed` guard: what the rfs_needed patch
@@ -66,7 +68,7 @@ pub(crate) fn sock_rps_record_flow_hash_guarded(
 pub(crate) fn show_jump_sites(t: &mut TextBuf) -> core::fmt::Result {
     writeln!(t, "jump_labels={}", u8::from(sys::JUMP_LABELS))?;
     let mut res = Ok(());
-    sys::for_each_jump_site(|i, site| {
+    sys::bench::for_each_jump_site(|i, site| {
         let insn = match site.insn {
             SiteInsn::Nop => "nop",
             SiteInsn::Jmp { to_target: true } => "jmp",

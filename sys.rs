@@ -1,18 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The thin `unsafe` layer of rust_tun: safe abstractions over the C
-//! objects a net driver touches (`net_device`, `sk_buff`, `iov_iter`, wait
-//! queues, RCU, rtnl, timers, the misc device, debugfs, rtnl link ops, the
-//! netdevice notifier, LSM hooks), in the shape of the kernel's own Rust abstractions.
-//! It knows nothing of the driver: the driver implements traits
-//! ([`NetDriver`], [`NetDevOps`], [`NetdevEvents`], [`FileOps`],
-//! [`TextFile`], [`DevTextFile`], [`TimerCallback`]) and generic adapters here
-//! turn them into the C tables at compile time. Every `unsafe` block of the
-//! module lives here (this file and `sys/`, one file per concept). C's
+//! The `unsafe` layer of the rust-tun modules: safe abstractions over the
+//! C objects a net driver touches, in the shape of the kernel's own Rust
+//! abstractions. Every `unsafe` block of a module lives here (the driver
+//! crates deny `unsafe_code`). In three parts:
+//!
+//! - the core, for any net driver: net devices and their ops tables, rtnl
+//!   link ops, ethtool, the netdevice notifier, `sk_buff`s and their
+//!   queues and rings, NAPI contexts, locks, RCU, rtnl, wait queues and
+//!   timers, misc character devices, debugfs, sysfs attributes, per-CPU
+//!   counters, credentials and module parameters (one file or directory
+//!   per concept). rust_dummy is built on the core alone;
+//! - [`tun`]: what is shaped by tun's ABI (the socket that stands for a
+//!   file, vhost-net's `proto_ops` and exports, `IFF_NAPI_FRAGS`, the tun
+//!   LSM hooks, the vnet header, the RFS record step), built into
+//!   rust_tun only (the `rtun_driver` cfg, `Kbuild`);
+//! - [`bench`]: rust_tun's measuring apparatus.
+//!
+//! The layer names no driver item: drivers implement its traits and
+//! generic adapters here turn them into the C tables at compile time. C's
 //! inline functions and macros are called through the one-line helpers of
-//! `helpers/` (inlined into the crate through LLVM bitcode where the
-//! toolchain allows, see `Kbuild`), and C structs' fields are read through
-//! bindgen's types of them.
+//! `helpers/` (the tun part's in `helpers/tun/`; inlined into the crate
+//! through LLVM bitcode where the toolchain allows, see `Kbuild`), and C
+//! structs' fields are read through bindgen's types of them.
+
+// The core is a library that drivers use parts of (rust_dummy much less
+// than rust_tun): an item one driver does not use is not dead. The tun
+// part and the benchmark, built for rust_tun alone, warn again.
+#![allow(dead_code, unused_imports, unused_macros)]
 
 use crate::bindings;
 use core::cell::UnsafeCell;
@@ -119,7 +134,8 @@ unsafe impl ZeroIsValid for bindings::proto {}
 // SAFETY: Integers, a module pointer and optional function pointers only.
 unsafe impl ZeroIsValid for bindings::proto_ops {}
 
-mod bench;
+#[cfg(rtun_driver = "tun")]
+pub(crate) mod bench;
 mod chrdev;
 pub(crate) mod compat;
 mod cred;
@@ -131,26 +147,21 @@ mod param;
 mod pcpu;
 pub(crate) mod rcu;
 mod ring;
-mod rps;
-mod security;
 mod skb;
 mod skb_queue;
-mod sock;
-mod sockops;
 mod static_key;
 mod sync;
 mod sysfs;
-pub(crate) mod vhost;
-mod vnet;
-mod xdp;
+#[cfg(rtun_driver = "tun")]
+pub(crate) mod tun;
 
 // What the drivers use, by module (no glob re-exports: each item's home
-// is one `use` away).
-pub(crate) use bench::{hide, rdtsc};
+// is one `use` away; the tun part's and the benchmark's are under
+// `sys::tun` and `sys::bench`).
 #[cfg(CONFIG_COMPAT)]
 pub(crate) use chrdev::COMPAT_IFREQ_LEN;
 pub(crate) use chrdev::{
-    impl_file_socket, Fasync, FileOperations, FileOps, FileSocket, IoctlAbi, MiscDevice,
+    impl_file_unbound, Fasync, FileBound, FileOperations, FileOps, IoctlAbi, MiscDevice,
     MiscRegistration, SeqFile,
 };
 pub(crate) use cred::{
@@ -162,37 +173,23 @@ pub(crate) use debugfs::{
 };
 /// `NET_SKB_PAD` (include/linux/skbuff.h), evaluated in `bindings_helper.h`.
 pub(crate) const NET_SKB_PAD: usize = bindings::RTUN_NET_SKB_PAD as usize;
-pub(crate) use napi::frags::{NapiFrags, NapiFragsLocked};
 pub(crate) use napi::{Napi, NapiPoll, NAPI_POLL_WEIGHT};
 pub(crate) use netdev::builder::{DevSetup, NameAssign, NetDeviceBuilder};
 pub(crate) use netdev::device::{NetDevice, IFF_UP, IFRU_LEN, SOCKADDR_LEN};
 pub(crate) use netdev::ethtool::{Channels, DrvInfo, EthtoolOps, EthtoolTable, LinkKsettings};
 pub(crate) use netdev::link::{
-    nla_total_size, LinkAttrs, LinkOps, LinkOpsRegistration, NetDriver, NlMsg,
+    is_valid_ether_addr, nla_total_size, LinkAttrs, LinkOps, LinkOpsRegistration, NetDriver, NlMsg,
+    ETH_ALEN,
 };
-pub(crate) use netdev::rcudev::{InUninit, RcuDev};
-// Used by rust_dummy (dummy.rs), not by rust_tun.
-#[allow(unused_imports)]
-pub(crate) use netdev::link::{is_valid_ether_addr, ETH_ALEN};
 pub(crate) use netdev::netns::{module_get, module_put, NetNs};
 pub(crate) use netdev::notifier::{DevEvent, NetdevEvents, Notifier, NotifierRegistration};
 pub(crate) use netdev::ops::{DevOps, NetDevOps, Stats64, TxResult};
-pub(crate) use param::{param_dropin, param_flow_ageing, param_micro_bench_calls, param_unguarded};
-// Used by rust_dummy (dummy.rs), not by rust_tun.
-#[allow(unused_imports)]
-pub(crate) use param::param_numdummies;
+pub(crate) use netdev::rcudev::{InUninit, RcuDev};
+pub(crate) use param::module_params;
 pub(crate) use pcpu::PerCpuCounters;
 pub(crate) use ring::{RingConsumer, RingSlots, SkbRing};
-pub(crate) use rps::{
-    rps_record_sock_flow, rps_sock_flow_entry, GlobalFlowTable, PrivateFlowTable, SockFlowTable,
-};
-pub(crate) use security::{security_tun_dev_create, TunSecurity};
 pub(crate) use skb::{DropReason, IovIterDest, IovIterSource, SkBuff};
-pub(crate) use sock::{FasyncBand, Proto, Sock, SockFprog, SockRef, SOCK_FPROG_LEN};
-pub(crate) use sockops::{BatchOffer, BatchVerdict, RecvMsg, SendMsg, SockOps};
-pub(crate) use static_key::{
-    for_each_jump_site, rfs_needed_count, static_branch_unlikely, SiteInsn, JUMP_LABELS,
-};
+pub(crate) use static_key::{static_branch_unlikely, JUMP_LABELS};
 pub(crate) use sync::lock::{
     cond_resched, new_spinlock_bh, signal_pending, smp_mb, smp_mb__after_atomic, BhDisabled, BhOff,
     SpinLockBh,
@@ -202,5 +199,3 @@ pub(crate) use sync::rtnl::{Rtnl, RtnlLocked};
 pub(crate) use sync::time::{jiffies, rcu_cookie, round_jiffies_up, Timed, TimerCallback, HZ};
 pub(crate) use sync::wait::{poll, PollTable};
 pub(crate) use sysfs::{AttrGroup, AttrList, DevAttrShow, DevAttribute, SysfsBuf};
-pub(crate) use vnet::{VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN, VNET_HDR_TNL_SIZE};
-pub(crate) use xdp::XdpBuff;

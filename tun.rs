@@ -43,6 +43,7 @@ mod flow_logic;
 mod flow_table;
 mod iff;
 mod ioctl;
+mod kver;
 mod link;
 mod napi;
 mod queue;
@@ -53,12 +54,27 @@ mod txfilter;
 mod vnet;
 mod xmit;
 
+/// rust_tun's module parameters (`tun_params.c`, where each is described).
+mod params {
+    crate::sys::module_params! {
+        /// `unguarded`: devices created while it is set behave as tun did
+        /// before the `rps_needed`/`rfs_needed` guards.
+        pub(crate) fn unguarded() -> bool;
+        /// `dropin` (read-only after load): serve `/dev/net/tun`.
+        pub(crate) fn dropin() -> bool;
+        /// `flow_ageing_ms`, in jiffies (`msecs_to_jiffies()`).
+        pub(crate) fn flow_ageing() -> u64;
+        /// `micro_bench_calls` (100,000 to 100,000,000).
+        pub(crate) fn micro_bench_calls() -> u32;
+    }
+}
+
 use flow_table::{FlowTable, Flows};
 use link::{link_ops, tun_default_link_ksettings};
+use sys::tun::{Proto, Sock, SockFprog, TunSecurity};
 use sys::{
     DebugfsFops, DebugfsRoot, DevDebugfs, DevOps, FileOperations, LinkKsettings, MiscDevice,
-    NetDevice, NetNs, Notifier, PerCpuCounters, Proto, RcuArc, RcuDev, RtnlLocked, SkbRing, Sock,
-    SockFprog, Stats64, TunSecurity,
+    NetDevice, NetNs, Notifier, PerCpuCounters, RcuArc, RcuDev, RtnlLocked, SkbRing, Stats64,
 };
 use txfilter::TxFilter;
 
@@ -137,7 +153,7 @@ pub(crate) const TUN_USER_FEATURES: u64 = bindings::RTUN_NETIF_F_HW_CSUM
     | bindings::RTUN_NETIF_F_TSO
     | bindings::RTUN_NETIF_F_TSO6
     | bindings::RTUN_NETIF_F_GSO_UDP_L4
-    | if sys::compat::HAS_UDP_TUNNEL_GSO {
+    | if kver::HAS_UDP_TUNNEL_GSO {
         bindings::RTUN_NETIF_F_GSO_UDP_TUNNEL | bindings::RTUN_NETIF_F_GSO_UDP_TUNNEL_CSUM
     } else {
         0
@@ -332,7 +348,7 @@ impl Tun {
             unguarded,
             security: RtnlLocked::new(TunSecurity::none()),
             file: RtnlLocked::new(Some(file)),
-            flows <- FlowTable::new(sys::param_flow_ageing()),
+            flows <- FlowTable::new(params::flow_ageing()),
             stats: TunStats::new()?,
             debugfs: DevDebugfs::new(),
         }? Error)
@@ -397,7 +413,7 @@ pub(crate) struct TunFile {
 }
 
 // The socket stands for the file (`tfile->socket.file`) while it is open.
-sys::impl_file_socket!(TunFile, sock);
+sys::tun::impl_file_socket!(TunFile, sock);
 
 // ---------------------------------------------------------------------------
 // What the kernel sees: the driver's tables, built at compile time from the
@@ -406,7 +422,7 @@ sys::impl_file_socket!(TunFile, sock);
 /// Drop-in mode (the `dropin` module parameter, fixed at load): rust_tun
 /// stands in for tun.ko.
 pub(crate) fn dropin() -> bool {
-    sys::param_dropin()
+    params::dropin()
 }
 
 /// The sockets of open files (tun.c's `tun_proto`).
@@ -437,7 +453,7 @@ static TUN_NOTIFIER: Notifier = Notifier::new::<queue::TunEvents>();
 static TUN_FOPS: FileOperations = FileOperations::new::<chr::TunChr>();
 
 // tun.ko's exports for vhost-net, as `rtun_*` (sys/vhost.rs).
-sys::vhost::export_tun_files!(chr::TunChr, TUN_FOPS);
+sys::tun::vhost::export_tun_files!(chr::TunChr, TUN_FOPS);
 static TUN_MISCDEV: MiscDevice = MiscDevice::new(
     None,
     c_str!("rust_tun"),

@@ -9,14 +9,14 @@
 //! (`virtio_net_hdr_tnl_to_skb()`/`_from_skb()`, called through
 //! `helpers/virtio_net.c`). On 6.12 the same functions give 6.12's tun.c:
 //! no tunnel offloads (so the parsed size is always the legacy header's),
-//! the padding skipped on reads (`compat::VNET_HDR_PAD_ZEROED`) and
+//! the padding skipped on reads (`kver::VNET_HDR_PAD_ZEROED`) and
 //! `hdr_len` bounded by the packet alone
-//! (`compat::VNET_HDR_LEN_BOUND_HAS_PAD`).
+//! (`kver::VNET_HDR_LEN_BOUND_HAS_PAD`).
 
 use crate::bindings;
-use crate::sys::{
-    compat, IovIterDest, IovIterSource, VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN, VNET_HDR_TNL_SIZE,
-};
+use crate::kver;
+use crate::sys::tun::{VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN, VNET_HDR_TNL_SIZE};
+use crate::sys::{IovIterDest, IovIterSource};
 use kernel::prelude::*;
 
 /// `NETIF_F_GSO_UDP_TUNNEL`.
@@ -38,7 +38,7 @@ pub(crate) fn tun_vnet_parse_size(features: u64) -> usize {
 /// negotiated, so a header size that holds the tunnel header allows both
 /// tunnel offloads on the write path (never on 6.12, which has none).
 pub(crate) fn tun_vnet_hdr_guest_features(vnet_hdr_sz: usize) -> u64 {
-    if compat::HAS_UDP_TUNNEL_GSO && vnet_hdr_sz >= VNET_HDR_TNL_SIZE {
+    if kver::HAS_UDP_TUNNEL_GSO && vnet_hdr_sz >= VNET_HDR_TNL_SIZE {
         return NETIF_F_GSO_UDP_TUNNEL | NETIF_F_GSO_UDP_TUNNEL_CSUM;
     }
     0
@@ -71,7 +71,7 @@ pub(crate) fn __tun_vnet_hdr_get(
     // `sz >= parsed_size`: `parsed_size` exceeds the legacy header only
     // when `tun_vnet_hdr_guest_features(sz)` allowed it.
     let pad = sz.saturating_sub(parsed_size);
-    let bound = if compat::VNET_HDR_LEN_BOUND_HAS_PAD {
+    let bound = if kver::VNET_HDR_LEN_BOUND_HAS_PAD {
         from.len()
     } else {
         from.len().saturating_sub(pad)
@@ -110,7 +110,7 @@ pub(crate) fn __tun_vnet_hdr_put(
         iter.zero(left);
         return Err(EFAULT);
     };
-    if !compat::VNET_HDR_PAD_ZEROED {
+    if !kver::VNET_HDR_PAD_ZEROED {
         iter.advance(pad);
         return Ok(());
     }

@@ -7,9 +7,11 @@
 
 use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
+use crate::kver;
+use crate::sys::tun::{FasyncBand, TunSecurity};
 use crate::sys::{
-    compat, poll, rcu, smp_mb__after_atomic, BhOff, DropReason, FasyncBand, InUninit, NetDevOps,
-    Rtnl, SkBuff, Stats64, TunSecurity, TxResult,
+    poll, rcu, smp_mb__after_atomic, BhOff, DropReason, InUninit, NetDevOps, Rtnl, SkBuff, Stats64,
+    TxResult,
 };
 use crate::txfilter::ETH_ALEN;
 use crate::{ioctl, queue, rps, Tun, TunDev, TunFile};
@@ -85,7 +87,7 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
 /// its running test and its wake: the stop below is the last write to the
 /// queues' `__QUEUE_STATE_DRV_XOFF`.
 fn tun_net_close(dev: &TunDev, rtnl: &Rtnl<'_>) {
-    if compat::HAS_BACKPRESSURE {
+    if kver::HAS_BACKPRESSURE {
         let tun = dev.priv_();
         let n = tun.numqueues() as usize;
         for slot in &tun.tfiles[..n] {

@@ -4,7 +4,8 @@
 //! `IFF_NAPI_FRAGS` context's, read as an [`SkBuff`] either way, and
 //! dropped with tun.c's reason.
 
-use crate::sys::{DropReason, NapiFrags, NapiFragsLocked, SkBuff};
+use crate::sys::tun::{NapiFrags, NapiFragsLocked};
+use crate::sys::{DropReason, SkBuff};
 
 /// A written packet: an skb of our own, or (`IFF_NAPI_FRAGS`) one taken
 /// from the NAPI context, which must go back through it. Both read as

@@ -6,6 +6,7 @@
 //! and write paths they share are the parent's.
 
 use super::*;
+use crate::kver;
 /// The sockets of the open files (tun.c's `tun_socket_ops`), for
 /// vhost-net.
 impl SockOps for TunChr {
@@ -39,7 +40,7 @@ impl SockOps for TunChr {
 }
 
 /// What vhost-net reaches through tun.ko's exports (sys/vhost.rs).
-impl sys::vhost::TunFileExports for TunChr {
+impl sys::tun::vhost::TunFileExports for TunChr {
     fn tx_ring(tfile: &TunFile) -> &SkbRing {
         &tfile.ring
     }
@@ -141,7 +142,7 @@ fn tun_xdp_one(
     let tun = dev.priv_();
     let datasize = xdp.len();
     // 6.12 has no UDP tunnel GSO: no header size to read per packet.
-    let features = if sys::compat::HAS_UDP_TUNNEL_GSO {
+    let features = if kver::HAS_UDP_TUNNEL_GSO {
         tun_vnet_hdr_guest_features(tun.vnet_hdr_size())
     } else {
         0
@@ -154,16 +155,14 @@ fn tun_xdp_one(
     // `EINVAL` below an Ethernet header.
     let mut frame = xdp.build_skb()?;
     // The order of each kernel's tun.c (see `tun_get_user`).
-    if !sys::compat::VNET_AFTER_NETWORK_HEADER
-        && frame.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err()
-    {
+    if !kver::VNET_AFTER_NETWORK_HEADER && frame.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err() {
         tun.stats.rx_frame_errors_inc();
         return Err(EINVAL);
     }
     // As each kernel's tun.c: 7.3 sets `skb->dev` before the header (its
     // GSO checks read the device's header_ops), 6.12 leaves it to
     // `eth_type_trans()`.
-    if sys::compat::VNET_AFTER_NETWORK_HEADER {
+    if kver::VNET_AFTER_NETWORK_HEADER {
         frame.set_dev(dev);
         frame.set_l2_network_header();
         if frame.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err() {

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The C side of rust_tun's bindings, in the shape of the kernel's
+ * The C side of the sys/ layer's core, in the shape of the kernel's
  * rust/helpers/ (Linux 7.3): static inline functions and macros that Rust
  * cannot call, each wrapped in a helper whose body is that one call,
  * named rtun_helper_<C name> (the bindings give it to Rust under the C
  * name: Kbuild renames bindgen's output with #[link_name], as
- * rust/Makefile does). One file per subsystem, sorted.
+ * rust/Makefile does). One file per subsystem, sorted. The helpers of
+ * sys/tun/ are in helpers/tun/ and built into rust_tun alone
+ * (tun_helpers.c); rust_dummy has these only (dummy_helpers.c).
  *
  * Where rustc and clang share an LLVM major version, Kbuild compiles this
  * file to LLVM bitcode (RTUN_HELPERS_BITCODE), links it into the crate's
@@ -54,13 +56,9 @@
 #include "preempt.c"
 #include "ptr_ring.c"
 #include "rcu.c"
-#include "rps.c"
-#include "security.c"
 #include "skbuff.c"
-#include "sock.c"
 #include "spinlock.c"
 #include "task.c"
 #include "timer.c"
 #include "uio.c"
-#include "virtio_net.c"
 #include "wait.c"

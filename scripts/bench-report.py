@@ -84,7 +84,7 @@ def main():
                "call-depth tracking). rust_tun is built for it by DKMS from",
                "the `rust-tun-dkms` package (`debian/`): on a GCC-built kernel the C",
                "helpers cannot be inlined through LLVM bitcode, so each is an out-of-line",
-               "call (`helpers/helpers.o`, compiled by GCC); C tun inlines them.", ""]
+               "call (`tun_helpers.o`, compiled by GCC); C tun inlines them.", ""]
     if kernel.startswith("7.3"):
         md += ["What the rows compare on 7.3: its C tun is guarded on both paths.",
                "`tun_automq_xmit` keeps 2016's `rps_needed` guard, and",

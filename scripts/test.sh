@@ -3,8 +3,9 @@
 #
 # Every test of rust-tun, from a fresh machine: install the toolchain, build
 # (or reuse) the kernels, build the module (rustfmt check, clippy build, real
-# build, compile-fail cases), build and host-test the guest programs, check
-# the docs (scripts/docs-check.py), then
+# build, that rust_dummy has none of sys/'s tun part (scripts/layer-check.sh),
+# compile-fail cases), build and host-test the guest programs, check the
+# docs (scripts/docs-check.py), then
 # boot the guests and run the guest suites.
 #
 # Prints each guest's console (KTAP) as its suite ends, a table of time per
@@ -387,6 +388,8 @@ mk() { make -C "$RT_TOP" KDIR="$kdir" "$@"; }
 rm -f "$RT_TOP/rust_tun.ko" "$RT_TOP/rust_dummy.ko" "$RT_TOP/rust_tun_vhost.ko" "$RT_TOP/testmod/rtun_veto.ko" "$(rt_guest_bin)"
 step build mk all testmod
 built_module=$([ -f "$RT_TOP/rust_tun.ko" ] && echo 1 || echo 0)
+# rust_dummy.ko is built on sys/'s core alone, without its tun part.
+[ $host_checks = 0 ] || step layer bash "$RT_TOP/scripts/layer-check.sh"
 step guest-programs bash "$RT_TOP/scripts/build-guest.sh" $([ $host_checks = 0 ] || echo --test)
 built_guest=$([ -x "$(rt_guest_bin)" ] && echo 1 || echo 0)
 [ $host_checks = 0 ] || step compile-fail bash "$RT_TOP/scripts/compile-fail.sh" "$kdir"

@@ -7,7 +7,6 @@
 //! `rust/kernel/miscdevice.rs`.
 
 use super::skb::{IovIterDest, IovIterSource};
-use super::sock::Sock;
 use super::sync::wait::PollTable;
 use super::{this_module, zeroed, KernelStatic};
 use crate::bindings;
@@ -26,9 +25,9 @@ use kernel::sync::{Arc, ArcBorrow};
 /// read or write, `ENOTTY` for an ioctl, always ready for `poll`).
 #[vtable]
 pub(crate) trait FileOps: 'static {
-    /// The state of one open file; its socket, if it has one, is the
-    /// file's from `open` to `release` (`sock->file`, see [`FileSocket`]).
-    type Data: Send + Sync + FileSocket;
+    /// The state of one open file, told of its file from `open` to
+    /// `release` ([`FileBound`]).
+    type Data: Send + Sync + FileBound;
 
     /// `open`: the new file's data.
     fn open() -> Result<Arc<Self::Data>>;
@@ -87,35 +86,46 @@ pub(crate) trait FileOps: 'static {
     }
 }
 
-/// File state that may carry a socket ([`Sock`]) standing for the file, as
-/// tun.c's `tun_file` carries its `struct socket`: [`FileOperations`] sets
-/// the socket's `file` at open and clears it at release, so the kernel's
-/// users of `skb->sk->sk_socket->file` (the owner match of netfilter, uid
-/// logging) see the file while it exists and nothing after.
+/// What an open file's data is told of its file: at open, the file it
+/// now belongs to ([`FileBound::bind_file`]), and at release, that the
+/// file is going ([`FileBound::unbind_file`]). tun's data hands its socket
+/// the file (`sock->file`, sys/tun's `impl_file_socket!`); data with
+/// nothing to bind says so with [`impl_file_unbound!`].
 ///
 /// # Safety
 ///
-/// `socket` returns the same socket, or `None`, every time it is called on
-/// one object (implement it with [`impl_file_socket!`]).
-pub(crate) unsafe trait FileSocket {
-    /// The socket that stands for the file.
-    fn socket(&self) -> Option<&Sock>;
+/// An implementation may keep the pointer `bind_file` is given only until
+/// `unbind_file` is called on the same object (the file is valid until
+/// then, and not after).
+pub(crate) unsafe trait FileBound {
+    /// `file` is being opened with this data as its private data.
+    ///
+    /// # Safety
+    ///
+    /// `file` is valid until [`FileBound::unbind_file`] is called on
+    /// `self`; `bind_file` is called once per object.
+    unsafe fn bind_file(&self, file: *mut bindings::file);
+
+    /// The file `bind_file` was given is being released.
+    fn unbind_file(&self);
 }
 
-/// Implements [`FileSocket`] for `$ty` with its [`Sock`] in `$field`.
-macro_rules! impl_file_socket {
-    ($ty:ty, $field:ident) => {
+/// Implements [`FileBound`] for `$ty`, whose data keeps nothing of its
+/// file.
+#[allow(unused_macros)]
+macro_rules! impl_file_unbound {
+    ($ty:ty) => {
         // The driver denies `unsafe_code`: this `unsafe` is sys/'s.
         #[allow(unsafe_code)]
-        // SAFETY: The socket is a field of the object: always the same one.
-        unsafe impl $crate::sys::FileSocket for $ty {
-            fn socket(&self) -> Option<&$crate::sys::Sock> {
-                Some(&self.$field)
-            }
+        // SAFETY: Keeps nothing.
+        unsafe impl $crate::sys::FileBound for $ty {
+            unsafe fn bind_file(&self, _file: *mut $crate::bindings::file) {}
+            fn unbind_file(&self) {}
         }
     };
 }
-pub(crate) use impl_file_socket;
+#[allow(unused_imports)]
+pub(crate) use impl_file_unbound;
 
 /// A `fasync` call: the open file whose `O_ASYNC` changes, and the
 /// descriptor `fasync_helper()` records for `F_SETSIG`'s `si_fd`.
@@ -311,11 +321,9 @@ impl<T: FileOps> FopsAdapter<T> {
     unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
         from_result(|| {
             let data = T::open()?;
-            if let Some(sock) = data.socket() {
-                // SAFETY: `file` is the file being opened, which outlives
-                // the graft: `release` undoes it before the file goes.
-                unsafe { sock.graft_file(file) };
-            }
+            // SAFETY: `file` is the file being opened, valid until its
+            // `release`, which calls `unbind_file` first.
+            unsafe { data.bind_file(file) };
             // SAFETY: `file` is being opened; its private data and mode are
             // ours to set.
             unsafe {
@@ -332,12 +340,9 @@ impl<T: FileOps> FopsAdapter<T> {
     unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
         // SAFETY: `open` stored the reference; this is its last use.
         let data = unsafe { Arc::from_raw((*file).private_data.cast::<T::Data>()) };
-        // The socket may outlive the file (packets in flight hold it):
-        // from here on it stands for no file. `FileSocket` gives the
-        // socket `open` grafted.
-        if let Some(sock) = data.socket() {
-            sock.orphan_file();
-        }
+        // The data may outlive the file (tun's socket: packets in flight
+        // hold it): from here on it belongs to no file.
+        data.unbind_file();
         T::release(data);
         0
     }

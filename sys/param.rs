@@ -1,38 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The modules' parameters, declared with `module_param()` in each
-//! module's own C file (`tun_params.c`, `dummy_params.c`: 6.12's `module!`
-//! has no parameters) and read through their accessors. Not part of the
-//! layer's core: each driver's parameters are its own.
+//! A driver's module parameters. 6.12's `module!` has no parameters, so a
+//! driver declares each with `module_param()` in a C file of its own
+//! (`tun_params.c`, `dummy_params.c`) together with an accessor
+//! `rtun_param_<name>()`, declared in `params.h`; [`module_params!`] gives
+//! the driver a safe Rust function for each. The parameters themselves,
+//! their names, types and ranges are the driver's; this layer only knows
+//! the accessors' naming rule.
 
-/// The `unguarded` parameter, READ_ONCE.
-pub(crate) fn param_unguarded() -> bool {
-    // SAFETY: Reads a module parameter with READ_ONCE.
-    unsafe { crate::bindings::rtun_param_unguarded() }
+/// `module_params! { fn NAME() -> TYPE; ... }`: for each, a function
+/// `NAME()` of the caller's module that returns the parameter through its
+/// accessor `rtun_param_NAME()` (a `TYPE` other than the accessor's does
+/// not compile).
+///
+/// Every `rtun_param_*` function is such an accessor (`params.h`, and
+/// `Kbuild` binds no other function of that name): it takes no
+/// arguments, has no preconditions and reads its parameter with
+/// `READ_ONCE()`, so calling it is safe in any context.
+macro_rules! module_params {
+    ($($(#[$meta:meta])* $vis:vis fn $name:ident() -> $ty:ty;)*) => {
+        $(
+            $(#[$meta])*
+            $vis fn $name() -> $ty {
+                ::kernel::macros::paste! {
+                    // The driver denies `unsafe_code`: this `unsafe` is sys/'s.
+                    #[allow(unsafe_code)]
+                    // SAFETY: A parameter accessor: no arguments, no
+                    // preconditions, a READ_ONCE() (the rule above).
+                    unsafe { $crate::bindings::[<rtun_param_ $name>]() }
+                }
+            }
+        )*
+    };
 }
-
-/// The `dropin` parameter (read-only after load).
-pub(crate) fn param_dropin() -> bool {
-    // SAFETY: Reads a module parameter with READ_ONCE.
-    unsafe { crate::bindings::rtun_param_dropin() }
-}
-
-/// The `flow_ageing_ms` parameter, READ_ONCE, in jiffies (`msecs_to_jiffies`).
-pub(crate) fn param_flow_ageing() -> u64 {
-    // SAFETY: Reads a module parameter with READ_ONCE.
-    unsafe { crate::bindings::rtun_param_flow_ageing() as u64 }
-}
-
-/// The `micro_bench_calls` parameter, READ_ONCE (100,000 to 100,000,000).
-pub(crate) fn param_micro_bench_calls() -> u32 {
-    // SAFETY: Reads a module parameter with READ_ONCE.
-    unsafe { crate::bindings::rtun_param_micro_bench_calls() }
-}
-
-/// rust_dummy's `numdummies` parameter (read at load).
-// Used by rust_dummy (dummy.rs), not by rust_tun.
-#[allow(dead_code)]
-pub(crate) fn param_numdummies() -> i32 {
-    // SAFETY: Reads a module parameter with READ_ONCE.
-    unsafe { crate::bindings::rtun_param_numdummies() }
-}
+pub(crate) use module_params;

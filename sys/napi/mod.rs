@@ -36,21 +36,19 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-pub(super) mod frags;
-
 /// `NAPI_POLL_WEIGHT`: the budget of one poll of a context added with
 /// `netif_napi_add_tx()`.
 pub(crate) const NAPI_POLL_WEIGHT: u32 = bindings::NAPI_POLL_WEIGHT;
 
 /// `ETH_MAX_MTU - NET_SKB_PAD - NET_IP_ALIGN`: the largest frame an
 /// `IFF_NAPI_FRAGS` write may carry (tun.c's `tun_napi_alloc_frags()`).
-const FRAGS_MAX_LEN: usize =
+pub(in crate::sys) const FRAGS_MAX_LEN: usize =
     bindings::ETH_MAX_MTU as usize - NET_SKB_PAD - bindings::RTUN_NET_IP_ALIGN as usize;
 
 /// The context's state, kept beside the context; changed under rtnl only.
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-enum State {
+pub(in crate::sys) enum State {
     /// Never set up (the file was not attached with `IFF_NAPI`), or deleted.
     None = 0,
     /// On the device's list and enabled: writers queue, polls run.
@@ -68,7 +66,7 @@ pub(crate) struct NapiState {
     /// `napi_gro_frags()` themselves. Set with the context.
     frags: AtomicBool,
     /// The device the context is on, held (`dev_hold`) while it is.
-    dev: AtomicPtr<bindings::net_device>,
+    pub(in crate::sys) dev: AtomicPtr<bindings::net_device>,
     /// Set by a delete: the grace period after which no RCU reader of the
     /// device's NAPI list can see the context any more.
     deleted: UnsafeCell<Option<bindings::rtun_rcu_gp_state>>,
@@ -102,7 +100,7 @@ impl NapiState {
         self.get() != State::None
     }
 
-    fn get(&self) -> State {
+    pub(in crate::sys) fn get(&self) -> State {
         match self.state.load(Ordering::Acquire) {
             1 => State::Enabled,
             2 => State::Disabled,

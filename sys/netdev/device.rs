@@ -5,10 +5,10 @@
 //! references from under RCU is [`RcuDev`](super::rcudev::RcuDev).
 
 use super::link::LinkOps;
+use super::netns::open_netns;
 use super::netns::NetNs;
 use super::ops::Stats64;
 use crate::bindings;
-use crate::sys::sock::open_netns;
 use crate::sys::sync::lock::BhOff;
 use crate::sys::sync::rtnl::Rtnl;
 use core::ffi::{c_uint, c_void};

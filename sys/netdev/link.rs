@@ -98,8 +98,6 @@ pub(crate) struct LinkAttrs<'a> {
 impl LinkAttrs<'_> {
     /// `tb[IFLA_ADDRESS]`'s payload (`nla_data()`, `nla_len()` bytes): the
     /// hardware address asked for, if any.
-    // Used by rust_dummy (dummy.rs), not by rust_tun.
-    #[allow(dead_code)]
     pub(crate) fn address(&self) -> Option<&[u8]> {
         // SAFETY: `tb` has `IFLA_MAX + 1` entries (type invariants).
         let nla = unsafe { *self.tb.add(bindings::IFLA_ADDRESS as usize) };
@@ -116,16 +114,12 @@ impl LinkAttrs<'_> {
 }
 
 /// `is_valid_ether_addr()`: neither multicast nor all zeroes.
-// Used by rust_dummy (dummy.rs), not by rust_tun.
-#[allow(dead_code)]
 pub(crate) fn is_valid_ether_addr(addr: &[u8; ETH_ALEN]) -> bool {
     // SAFETY: `addr` is `ETH_ALEN` readable bytes, as the C function reads.
     unsafe { bindings::is_valid_ether_addr(addr.as_ptr()) }
 }
 
 /// `ETH_ALEN`.
-// Used by rust_dummy (dummy.rs), not by rust_tun.
-#[allow(dead_code)]
 pub(crate) const ETH_ALEN: usize = bindings::ETH_ALEN as usize;
 
 /// The `rtnl_link_ops` of a driver (`kind`, set-up, private size, the

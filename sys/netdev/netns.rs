@@ -6,7 +6,10 @@
 use crate::bindings;
 use crate::sys::this_module;
 use core::ffi::c_int;
+use core::ptr;
 use core::ptr::NonNull;
+use kernel::error::to_result;
+use kernel::prelude::*;
 
 /// Network namespace reference (`get_net`/`put_net`).
 ///
@@ -57,4 +60,21 @@ pub(crate) fn module_get() {
 pub(crate) fn module_put() {
     // SAFETY: Balances an earlier `module_get`.
     unsafe { bindings::module_put(this_module()) }
+}
+
+/// A file descriptor for `net` if the caller has `CAP_NET_ADMIN` in it.
+///
+/// Callers pass a live namespace.
+pub(in crate::sys) fn open_netns(net: *mut bindings::net) -> Result<isize> {
+    // SAFETY: Callers pass a live namespace (a socket's or a device's,
+    // which they hold).
+    unsafe {
+        if !bindings::ns_capable((*net).user_ns, bindings::CAP_NET_ADMIN as c_int) {
+            return Err(EPERM);
+        }
+        let fd =
+            bindings::open_related_ns(ptr::addr_of_mut!((*net).ns), Some(bindings::get_net_ns));
+        to_result(fd)?;
+        Ok(fd as isize)
+    }
 }

@@ -6,8 +6,8 @@
 //! read one with it, through C's `virtio_net_hdr_tnl_to_skb()` /
 //! `virtio_net_hdr_tnl_from_skb()` (`helpers/virtio_net.c`).
 
-use super::skb::SkBuff;
 use crate::bindings;
+use crate::sys::skb::SkBuff;
 use core::ffi::c_int;
 use core::ptr;
 use kernel::prelude::*;

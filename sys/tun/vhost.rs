@@ -12,12 +12,11 @@
 //! [`export_tun_files!`] makes the functions for a driver's
 //! [`TunFileExports`]; `helpers/exports.c` exports them.
 
-use super::chrdev::FileOperations;
-use super::ring::{RingConsumer, SkbRing};
+use super::sock::FileSocket;
 use super::sockops::SockOps;
-use super::FileSocket;
 use crate::bindings;
-use kernel::prelude::*;
+use crate::sys::chrdev::FileOperations;
+use crate::sys::ring::{RingConsumer, SkbRing};
 
 /// A driver whose open files can stand for tun.ko's: each has a socket
 /// ([`SockOps`], [`FileSocket`]) and a transmit ring.
@@ -40,13 +39,13 @@ pub(crate) trait TunFileExports: SockOps {
 pub(crate) unsafe fn get_socket<T: TunFileExports>(
     file: *mut bindings::file,
     fops: &'static FileOperations,
-) -> *mut bindings::socket {
+) -> *mut bindings::socket
+where
+    T::Data: FileSocket,
+{
     // SAFETY: As the caller guarantees.
     match unsafe { fops.data_of::<T>(file) } {
-        Ok(data) => match data.socket() {
-            Some(sock) => sock.socket(),
-            None => EINVAL.to_ptr(),
-        },
+        Ok(data) => FileSocket::socket(data).socket(),
         Err(e) => e.to_ptr(),
     }
 }
@@ -104,7 +103,7 @@ macro_rules! export_tun_files {
             file: *mut $crate::bindings::file,
         ) -> *mut $crate::bindings::socket {
             // SAFETY: As the caller guarantees; `$fops` are `$t`'s.
-            unsafe { $crate::sys::vhost::get_socket::<$t>(file, &$fops) }
+            unsafe { $crate::sys::tun::vhost::get_socket::<$t>(file, &$fops) }
         }
 
         /// `tun_get_tx_ring()` for rust_tun's files.
@@ -118,7 +117,7 @@ macro_rules! export_tun_files {
             file: *mut $crate::bindings::file,
         ) -> *mut $crate::bindings::ptr_ring {
             // SAFETY: As the caller guarantees; `$fops` are `$t`'s.
-            unsafe { $crate::sys::vhost::get_tx_ring::<$t>(file, &$fops) }
+            unsafe { $crate::sys::tun::vhost::get_tx_ring::<$t>(file, &$fops) }
         }
 
         /// `tun_wake_queue()` for rust_tun's files.
@@ -133,7 +132,7 @@ macro_rules! export_tun_files {
             consumed: ::core::ffi::c_int,
         ) {
             // SAFETY: As the caller guarantees; `$fops` are `$t`'s.
-            unsafe { $crate::sys::vhost::wake_queue::<$t>(file, &$fops, consumed) }
+            unsafe { $crate::sys::tun::vhost::wake_queue::<$t>(file, &$fops, consumed) }
         }
     };
 }

@@ -6,12 +6,12 @@
 //! `TUN_MSG_PTR` batch offered ([`BatchOffer`]), and the `proto_ops`
 //! built from them ([`Proto`](super::Proto)'s).
 
-use super::chrdev::FileOps;
-use super::skb::{IovIterDest, IovIterSource, SkBuff};
 use super::sock::Sock;
 use super::xdp::XdpBatch;
-use super::zeroed;
 use crate::bindings;
+use crate::sys::chrdev::FileOps;
+use crate::sys::skb::{IovIterDest, IovIterSource, SkBuff};
+use crate::sys::zeroed;
 use core::ffi::c_int;
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};

@@ -1,7 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What a micro-benchmark needs: the cycle counter, and a way to keep the
-//! optimiser from folding a loop away.
+//! rust_tun's measuring apparatus, apart from the layer proper and built
+//! into rust_tun only: what its micro-benchmark needs (the cycle counter,
+//! a way to keep the optimiser from folding a loop away, an RFS table of
+//! its own: [`PrivateFlowTable`]) and the report of the module's
+//! jump-label sites ([`for_each_jump_site`]) that the guards' tests read.
+
+#![warn(dead_code, unused_imports, unused_macros)]
+
+mod flow_table;
+mod jump_sites;
+
+pub(crate) use flow_table::PrivateFlowTable;
+pub(crate) use jump_sites::{for_each_jump_site, rfs_needed_count, SiteInsn};
 
 /// The time-stamp counter (`rdtsc()`); under QEMU's `-icount shift=0` one
 /// tick is one guest instruction.

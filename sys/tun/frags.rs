@@ -19,13 +19,13 @@
 //! Documentation/rust_tun.rst, "IFF_NAPI_FRAGS and device deletion", has the
 //! C fix and its reproducer.
 
-use super::{State, FRAGS_MAX_LEN};
+use super::sock::Sock;
 use crate::bindings;
 use crate::sys::errno;
+use crate::sys::napi::{State, FRAGS_MAX_LEN};
 use crate::sys::netdev::device::NetDevice;
 use crate::sys::rcu;
 use crate::sys::skb::{DropReason, IovIterSource, SkBuff};
-use crate::sys::sock::Sock;
 use core::ffi::{c_int, c_uint, c_ulong};
 use core::mem::ManuallyDrop;
 use core::ptr;

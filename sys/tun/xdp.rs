@@ -7,10 +7,10 @@
 //! the receiver takes over. tun.c's `tun_xdp_one()` without an XDP program
 //! (rust_tun has none) builds an skb around it.
 
-use super::netdev::device::NetDevice;
-use super::skb::SkBuff;
 use super::vnet::VnetHdr;
 use crate::bindings;
+use crate::sys::netdev::device::NetDevice;
+use crate::sys::skb::SkBuff;
 use core::ptr::NonNull;
 use kernel::prelude::*;
 
@@ -202,7 +202,7 @@ impl EthFrame {
         // invariants); `dev` is live.
         unsafe {
             let proto = bindings::eth_type_trans(self.0.as_ptr(), dev.as_ptr());
-            super::skb::set_protocol(self.0.as_ptr(), proto);
+            crate::sys::skb::set_protocol(self.0.as_ptr(), proto);
         }
         self.0
     }

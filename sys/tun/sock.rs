@@ -13,15 +13,15 @@
 //! socket pins the module (`proto.owner`), so the write-space callback
 //! below stays loaded while any packet can still call it.
 
-use super::chrdev::Fasync;
-use super::napi::{HasNapi, NapiContext, NapiState};
-use super::netdev::netns::NetNs;
-use super::skb::{DropReason, SkBuff, Unfilled};
-use super::skb_queue::SkbQueue;
 use super::sockops::{SockOps, SockOpsAdapter};
-use super::sync::wait::WaitQueue;
-use super::{this_module, zeroed, KernelStatic};
 use crate::bindings;
+use crate::sys::chrdev::Fasync;
+use crate::sys::napi::{HasNapi, NapiContext, NapiState};
+use crate::sys::netdev::netns::{open_netns, NetNs};
+use crate::sys::skb::{DropReason, SkBuff, Unfilled};
+use crate::sys::skb_queue::SkbQueue;
+use crate::sys::sync::wait::WaitQueue;
+use crate::sys::{this_module, zeroed, KernelStatic};
 use core::ffi::{c_int, c_uint, c_ulong};
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
@@ -259,7 +259,7 @@ impl Sock {
     /// # Safety
     ///
     /// `file` stays valid until [`Sock::orphan_file`] is called.
-    pub(super) unsafe fn graft_file(&self, file: *mut bindings::file) {
+    pub(crate) unsafe fn graft_file(&self, file: *mut bindings::file) {
         // SAFETY: A live socket; readers of `sk_socket->file` hold
         // `sk_callback_lock` for reading (`sock_graft()`'s lock).
         unsafe {
@@ -273,7 +273,7 @@ impl Sock {
     /// The socket stands for no file any more: the file is being released,
     /// while packets in flight may still hold the socket (as
     /// `sock_orphan()` before `__sock_release()` clears `sock->file`).
-    pub(super) fn orphan_file(&self) {
+    pub(crate) fn orphan_file(&self) {
         // SAFETY: A live socket; under `sk_callback_lock`, so a reader
         // that saw the file finishes with it before the file is freed.
         unsafe {
@@ -481,23 +481,6 @@ unsafe fn nospace_word(sk: *mut bindings::sock) -> *mut c_ulong {
     unsafe { ptr::addr_of_mut!((*(*sk).sk_socket).flags) }
 }
 
-/// A file descriptor for `net` if the caller has `CAP_NET_ADMIN` in it.
-///
-/// Callers pass a live namespace.
-pub(super) fn open_netns(net: *mut bindings::net) -> Result<isize> {
-    // SAFETY: Callers pass a live namespace (a socket's or a device's,
-    // which they hold).
-    unsafe {
-        if !bindings::ns_capable((*net).user_ns, bindings::CAP_NET_ADMIN as c_int) {
-            return Err(EPERM);
-        }
-        let fd =
-            bindings::open_related_ns(ptr::addr_of_mut!((*net).ns), Some(bindings::get_net_ns));
-        to_result(fd)?;
-        Ok(fd as isize)
-    }
-}
-
 impl Drop for Sock {
     fn drop(&mut self) {
         if self.1.is_added() {
@@ -561,3 +544,51 @@ unsafe extern "C" fn sock_write_space(sk: *mut bindings::sock) {
         }
     }
 }
+
+/// File state that carries a socket ([`Sock`]) standing for the file, as
+/// tun.c's `tun_file` carries its `struct socket`: its
+/// [`FileBound`](crate::sys::FileBound) sets the socket's `file` at open
+/// and clears it at release, so the kernel's users of
+/// `skb->sk->sk_socket->file` (the owner match of netfilter, uid logging)
+/// see the file while it exists and nothing after; and vhost-net finds the
+/// socket of a file through it (`sys/tun/vhost.rs`).
+///
+/// # Safety
+///
+/// `socket` returns the same socket every time it is called on one object
+/// (implement it with [`impl_file_socket!`]).
+pub(crate) unsafe trait FileSocket {
+    /// The socket that stands for the file.
+    fn socket(&self) -> &Sock;
+}
+
+/// Implements [`FileSocket`] and [`FileBound`](crate::sys::FileBound) for
+/// `$ty` with its [`Sock`] in `$field`.
+macro_rules! impl_file_socket {
+    ($ty:ty, $field:ident) => {
+        // The driver denies `unsafe_code`: this `unsafe` is sys/'s.
+        #[allow(unsafe_code)]
+        // SAFETY: The socket is a field of the object: always the same one.
+        unsafe impl $crate::sys::tun::FileSocket for $ty {
+            fn socket(&self) -> &$crate::sys::tun::Sock {
+                &self.$field
+            }
+        }
+
+        // The driver denies `unsafe_code`: this `unsafe` is sys/'s.
+        #[allow(unsafe_code)]
+        // SAFETY: The socket keeps the file until `unbind_file` orphans it.
+        unsafe impl $crate::sys::FileBound for $ty {
+            unsafe fn bind_file(&self, file: *mut $crate::bindings::file) {
+                // SAFETY: `file` is valid until `unbind_file` (the
+                // caller's contract), which orphans the socket.
+                unsafe { $crate::sys::tun::FileSocket::socket(self).graft_file(file) }
+            }
+
+            fn unbind_file(&self) {
+                $crate::sys::tun::FileSocket::socket(self).orphan_file();
+            }
+        }
+    };
+}
+pub(crate) use impl_file_socket;
