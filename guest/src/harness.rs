@@ -279,15 +279,22 @@ pub fn gettid() -> i32 {
 /// Waits until thread `tid` of this process sleeps (state `S` in
 /// /proc/self/task/TID/stat): it is blocked, not merely slow to start.
 pub fn wait_blocked(tid: i32) -> TestResult {
+    wait_sleeping(&format!("/proc/self/task/{tid}/stat"), &format!("thread {tid}"))
+}
+
+/// Waits until the task whose `stat` file is `stat` (a thread of ours,
+/// `/proc/self/task/TID/stat`, or another process, `/proc/PID/stat`) sleeps
+/// (state `S`); `what` names it in the error.
+pub fn wait_sleeping(stat: &str, what: &str) -> TestResult {
     let t0 = Instant::now();
     loop {
-        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap_or_default();
+        let s = std::fs::read_to_string(stat).unwrap_or_default();
         // The state follows the parenthesised command name.
-        let state = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().next());
+        let state = s.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().next());
         if state == Some("S") {
             return Ok(());
         }
-        check!(t0.elapsed() < Duration::from_secs(5), "thread {tid} never blocked (state {state:?})");
+        check!(t0.elapsed() < Duration::from_secs(5), "{what} never blocked (state {state:?})");
         thread::sleep(Duration::from_millis(10));
     }
 }

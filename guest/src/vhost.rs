@@ -908,7 +908,7 @@ fn set_sndbuf(t: &Tun, v: i32) -> TestResult {
 fn vhost_workers_idle() -> TestResult {
     let name = format!("vhost-{}", std::process::id());
     let mut found = 0;
-    for (dir, own) in [("/proc/self/task", true), ("/proc", false)] {
+    for dir in ["/proc/self/task", "/proc"] {
         let entries = std::fs::read_dir(dir).map_err(|e| format!("{dir}: {e}"))?;
         for e in entries.flatten() {
             let Some(id) = e.file_name().to_str().and_then(|t| t.parse::<i32>().ok()) else { continue };
@@ -916,15 +916,7 @@ fn vhost_workers_idle() -> TestResult {
                 continue;
             }
             found += 1;
-            if own {
-                wait_blocked(id)?;
-            } else {
-                let t0 = Instant::now();
-                while !std::fs::read_to_string(format!("/proc/{id}/stat")).unwrap_or_default().contains(") S ") {
-                    check!(t0.elapsed() < Duration::from_secs(5), "{name} (pid {id}) never went idle");
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            }
+            wait_sleeping(&format!("{dir}/{id}/stat"), &format!("{name} (pid {id})"))?;
         }
         if found > 0 {
             return Ok(());
