@@ -166,9 +166,16 @@ if [ "$flavor" = debian ]; then
 	# the bridge, veth and 8021q; the vhost_net test, vhost_net (and tap, vhost).
 	kimage=$(dirname "$kdir")/vmlinuz
 	mdir=$(rt_debian_moddir)
-	for m in tun pktgen dummy geneve bridge veth 8021q vhost_net; do
-		sed -n "s#^\([^:]*/$m\.ko\.xz\):\(.*\)#\1\2#p" "$mdir/modules.dep"
-	done | tr ' ' '\n' | sort -u | while read -r m; do
+	# dep_closure MODULE...: the modules' files and those they depend on,
+	# relative to $mdir, one per line (modules.dep lists a module's whole
+	# closure on its line).
+	dep_closure() {
+		local m
+		for m in "$@"; do
+			sed -n "s#^\([^:]*/$m\.ko\.xz\):\(.*\)#\1\2#p" "$mdir/modules.dep"
+		done | tr ' ' '\n' | sed '/^$/d' | sort -u
+	}
+	dep_closure tun pktgen dummy geneve bridge veth 8021q vhost_net | while read -r m; do
 		# Ours (updates/*.ko: depmod makes vhost_net.ko depend on
 		# rust_tun_vhost.ko) were copied above.
 		case $m in *.ko.xz) xz -dc "$mdir/$m" >"$root/lib/modules/$(basename "$m" .xz)" ;; esac
@@ -185,10 +192,7 @@ if [ "$flavor" = debian ]; then
 		mkdir -p "$root/pkg"
 		for t in beside dropin fallback; do
 			cp -a "$pkgdir/$t" "$root/pkg/"
-			for m in tun vhost_net; do
-				sed -n "s#^\([^:]*/$m\.ko\.xz\):\(.*\)#\1\2#p" "$mdir/modules.dep"
-			done | tr ' ' '\n' | sort -u | while read -r m; do
-				[ -n "$m" ] || continue
+			dep_closure tun vhost_net | while read -r m; do
 				mkdir -p "$root/pkg/$t/lib/modules/$RT_DEBIAN_KREL/$(dirname "$m")"
 				cp "$mdir/$m" "$root/pkg/$t/lib/modules/$RT_DEBIAN_KREL/$m"
 			done
