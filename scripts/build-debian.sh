@@ -357,7 +357,10 @@ rm -rf "$src"
 
 # rust_dummy.ko (not packaged: the suites' Rust dummy driver) against the
 # same prepared tree, with the kernel's compiler.
-cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\).*/\1/p' "$root/lib/modules/$krel/build/.config")
+install -D -m 0755 "$RT_TOP/scripts/debian/rust-tun-prepare" "$root/tmp/rust-tun-prepare"
+cc=$(in_root /tmp/rust-tun-prepare --print-cc "$krel" || true)
+rm -f "$root/tmp/rust-tun-prepare"
+[ -n "$cc" ] || rt_die "no compiler in $krel's configuration"
 rm -rf "$root/tmp/rust-dummy"
 rt_copy_module_sources "$root/tmp/rust-dummy"
 in_root make -C /tmp/rust-dummy KDIR="$tree" LLVM= TOOLS=/usr "CC=$cc" "HOSTCC=$cc" RTUN_MODULES=rust_dummy \
