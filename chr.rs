@@ -10,10 +10,11 @@ mod sock;
 
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue, tun_napi_schedule};
+use crate::sys::errno::{EBADFD, EMSGSIZE, EOPNOTSUPP};
 use crate::sys::{
-    self, errno, poll, rcu, BatchOffer, BatchVerdict, DropReason, Fasync, FileOps, IoctlAbi,
-    IovIterDest, IovIterSource, NetNs, PollTable, RcuDev, RecvMsg, RingConsumer, Rtnl, RtnlLocked,
-    SendMsg, SeqFile, SkBuff, SkbRing, Sock, SockOps, VnetHdr, XdpBuff,
+    self, poll, rcu, BatchOffer, BatchVerdict, DropReason, Fasync, FileOps, IoctlAbi, IovIterDest,
+    IovIterSource, NetNs, PollTable, RcuDev, RecvMsg, RingConsumer, Rtnl, RtnlLocked, SendMsg,
+    SeqFile, SkBuff, SkbRing, Sock, SockOps, VnetHdr, XdpBuff,
 };
 use crate::vnet::{
     __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, NETIF_F_GSO_UDP_TUNNEL,
@@ -318,7 +319,7 @@ fn tun_do_read(
 /// `tun_chr_read_iter()`: `tun_do_read()` without a given packet, written
 /// out (the read path stays one function, as before `recvmsg` shared it).
 fn tun_chr_read_iter(tfile: &TunFile, to: &mut IovIterDest<'_>, noblock: bool) -> Result<usize> {
-    let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
+    let dev = tfile.tun.get().ok_or(EBADFD)?;
     let len = to.len();
     if len == 0 {
         return Ok(0);
@@ -397,7 +398,7 @@ fn tun_get_user(
         return Err(EINVAL);
     }
     if len > MAX_FRAME {
-        return Err(errno::EMSGSIZE());
+        return Err(EMSGSIZE);
     }
 
     let drop = |e: Error| {
@@ -549,7 +550,7 @@ fn tun_chr_write_iter(
     from: &mut IovIterSource<'_>,
     noblock: bool,
 ) -> Result<usize> {
-    let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
+    let dev = tfile.tun.get().ok_or(EBADFD)?;
     tun_get_user(&dev, tfile, from, noblock)
 }
 

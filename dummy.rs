@@ -45,10 +45,11 @@ mod bindings;
 #[allow(dead_code, unused_imports, unused_macros, unsafe_code)]
 mod sys;
 
+use sys::errno::EADDRNOTAVAIL;
 use sys::{
-    errno, is_valid_ether_addr, BhOff, DevOps, DevSetup, EthtoolOps, EthtoolTable, LinkAttrs,
-    LinkOps, LinkOpsRegistration, NameAssign, NetDevOps, NetDevice, NetDeviceBuilder, NetDriver,
-    Rtnl, SkBuff, TxResult, ETH_ALEN,
+    is_valid_ether_addr, BhOff, DevOps, DevSetup, EthtoolOps, EthtoolTable, LinkAttrs, LinkOps,
+    LinkOpsRegistration, NameAssign, NetDevOps, NetDevice, NetDeviceBuilder, NetDriver, Rtnl,
+    SkBuff, TxResult, ETH_ALEN,
 };
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -149,7 +150,7 @@ impl NetDriver for Dummy {
         if let Some(addr) = attrs.address() {
             let addr: &[u8; ETH_ALEN] = addr.try_into().map_err(|_| EINVAL)?;
             if !is_valid_ether_addr(addr) {
-                return Err(errno::EADDRNOTAVAIL());
+                return Err(EADDRNOTAVAIL);
             }
         }
         Ok(())

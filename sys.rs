@@ -18,33 +18,13 @@ use crate::bindings;
 use core::cell::UnsafeCell;
 use core::ptr;
 
-/// Errno values that `kernel::error::code` does not name.
-#[allow(non_snake_case)]
+/// The errnos the driver returns beyond `kernel::prelude`'s on 6.12:
+/// `kernel::error::code`'s consts on 7.3, [`compat`]'s shims of them on
+/// 6.12 (whose `kernel::error::code` lacks them).
 pub(crate) mod errno {
-    use crate::bindings;
-    use kernel::error::Error;
-
-    /// `EBADFD`: the file is not attached to a device.
-    pub(crate) fn EBADFD() -> Error {
-        Error::from_errno(-(bindings::EBADFD as i32))
-    }
-
-    /// `EMSGSIZE`: a write larger than any frame.
-    pub(crate) fn EMSGSIZE() -> Error {
-        Error::from_errno(-(bindings::EMSGSIZE as i32))
-    }
-
-    /// `EOPNOTSUPP`.
-    pub(crate) fn EOPNOTSUPP() -> Error {
-        Error::from_errno(-(bindings::EOPNOTSUPP as i32))
-    }
-
-    /// `EADDRNOTAVAIL`: not a usable hardware address.
-    // Used by rust_dummy (dummy.rs), not by rust_tun.
-    #[allow(dead_code)]
-    pub(crate) fn EADDRNOTAVAIL() -> Error {
-        Error::from_errno(-(bindings::EADDRNOTAVAIL as i32))
-    }
+    // `EADDRNOTAVAIL` is used by rust_dummy (dummy.rs), not by rust_tun.
+    #[allow(unused_imports)]
+    pub(crate) use super::compat::{EADDRNOTAVAIL, EBADFD, EMSGSIZE, EOPNOTSUPP};
 }
 
 /// A `static` that the kernel writes to (for example, a `miscdevice` whose

@@ -6,6 +6,7 @@
 //! ([`MiscDevice`], [`MiscRegistration`]); the shape of newer kernels'
 //! `rust/kernel/miscdevice.rs`.
 
+use super::errno::EBADFD;
 use super::skb::{IovIterDest, IovIterSource};
 use super::sock::Sock;
 use super::sync::wait::PollTable;
@@ -216,7 +217,7 @@ impl FileOperations {
             return Err(EINVAL);
         }
         if data.is_null() {
-            return Err(crate::sys::errno::EBADFD());
+            return Err(EBADFD);
         }
         // SAFETY: One of `T`'s files: its private data is its `T::Data`
         // from open to release, and the caller's reference keeps it open.

@@ -7,7 +7,8 @@
 use super::builder::{register_raw, DevSetup};
 use super::device::NetDevice;
 use crate::bindings;
-use crate::sys::{errno, zeroed, KernelStatic};
+use crate::sys::errno::{EMSGSIZE, EOPNOTSUPP};
+use crate::sys::{zeroed, KernelStatic};
 use core::ffi::c_int;
 use core::marker::PhantomData;
 use core::ptr;
@@ -69,15 +70,13 @@ impl NlMsg {
     /// `nla_put_u8()`; `EMSGSIZE` when the message is full.
     pub(crate) fn put_u8(&mut self, attr: u32, v: u8) -> Result {
         // SAFETY: The message skb of the fill_info call.
-        to_result(unsafe { bindings::nla_put_u8(self.0, attr as c_int, v) })
-            .map_err(|_| errno::EMSGSIZE())
+        to_result(unsafe { bindings::nla_put_u8(self.0, attr as c_int, v) }).map_err(|_| EMSGSIZE)
     }
 
     /// `nla_put_u32()`; `EMSGSIZE` when the message is full.
     pub(crate) fn put_u32(&mut self, attr: u32, v: u32) -> Result {
         // SAFETY: The message skb of the fill_info call.
-        to_result(unsafe { bindings::nla_put_u32(self.0, attr as c_int, v) })
-            .map_err(|_| errno::EMSGSIZE())
+        to_result(unsafe { bindings::nla_put_u32(self.0, attr as c_int, v) }).map_err(|_| EMSGSIZE)
     }
 }
 
@@ -237,7 +236,7 @@ unsafe fn link_newlink_common<D: NetDriver>(
 ) -> c_int {
     const { assert!(core::mem::align_of::<D::Priv>() <= bindings::RTUN_NETDEV_ALIGN as usize) };
     if !D::HAS_NEWLINK {
-        return errno::EOPNOTSUPP().to_errno();
+        return EOPNOTSUPP.to_errno();
     }
     // INVARIANT: rtnetlink's parsed attributes, alive for the call.
     let attrs = LinkAttrs {
