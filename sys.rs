@@ -15,7 +15,6 @@
 //! bindgen's types of them.
 
 use crate::bindings;
-use core::cell::UnsafeCell;
 use core::ptr;
 
 /// The errnos the driver returns beyond `kernel::prelude`'s on 6.12:
@@ -25,30 +24,6 @@ pub(crate) mod errno {
     // `EADDRNOTAVAIL` is used by rust_dummy (dummy.rs), not by rust_tun.
     #[allow(unused_imports)]
     pub(crate) use super::compat::{EADDRNOTAVAIL, EBADFD, EMSGSIZE, EOPNOTSUPP};
-}
-
-/// A `static` that the kernel writes to (for example, a `miscdevice` whose
-/// list head `misc_register` links in).
-///
-/// # Invariants
-///
-/// Rust code only hands out the raw pointer; the kernel serialises its own
-/// writes (under `misc_mtx` or the rtnl lock).
-pub(crate) struct KernelStatic<T>(UnsafeCell<T>);
-
-// SAFETY: Rust never creates references into the cell (see the type
-// invariant); the kernel synchronises its own accesses.
-unsafe impl<T> Sync for KernelStatic<T> {}
-
-impl<T> KernelStatic<T> {
-    /// Wraps `value`.
-    pub(crate) const fn new(value: T) -> Self {
-        Self(UnsafeCell::new(value))
-    }
-
-    const fn get(&self) -> *mut T {
-        self.0.get()
-    }
 }
 
 // `struct module` has 128-bit fields; only its address is ever used.

@@ -10,7 +10,7 @@ use super::errno::EBADFD;
 use super::skb::{IovIterDest, IovIterSource};
 use super::sock::Sock;
 use super::sync::wait::PollTable;
-use super::{this_module, zeroed, KernelStatic};
+use super::{this_module, zeroed};
 use crate::bindings;
 use core::ffi::{c_int, c_long, c_uint, c_ulong};
 use core::marker::PhantomData;
@@ -18,6 +18,7 @@ use kernel::build_error;
 use kernel::error::{from_result, to_result, VTABLE_DEFAULT_ERROR};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
+use kernel::types::Opaque;
 
 /// What a driver does with its open files (7.3's `MiscDevice`, with
 /// per-open data): each open file holds the `Arc<Self::Data>` that `open`
@@ -465,7 +466,13 @@ impl<T: FileOps> FopsAdapter<T> {
 
 /// A misc device (`struct miscdevice`): a `static` of the driver's, which
 /// `misc_register` links into its list.
-pub(crate) struct MiscDevice(KernelStatic<bindings::miscdevice>);
+pub(crate) struct MiscDevice(Opaque<bindings::miscdevice>);
+
+// SAFETY: `MiscDevice` has no method that reads or writes the
+// `miscdevice` (as mainline's `MiscDeviceRegistration`): its address goes
+// to `misc_register`/`misc_deregister` only, which serialise the kernel's
+// accesses under `misc_mtx`.
+unsafe impl Sync for MiscDevice {}
 
 impl MiscDevice {
     /// A misc device with minor `minor` (`None`: a dynamic one), named
@@ -477,7 +484,7 @@ impl MiscDevice {
         mode: u16,
         fops: &'static FileOperations,
     ) -> Self {
-        Self(KernelStatic::new(bindings::miscdevice {
+        Self(Opaque::new(bindings::miscdevice {
             minor: match minor {
                 Some(m) => m as c_int,
                 None => bindings::MISC_DYNAMIC_MINOR as c_int,

@@ -8,13 +8,14 @@ use super::builder::{register_raw, DevSetup};
 use super::device::NetDevice;
 use crate::bindings;
 use crate::sys::errno::{EMSGSIZE, EOPNOTSUPP};
-use crate::sys::{zeroed, KernelStatic};
+use crate::sys::zeroed;
 use core::ffi::c_int;
 use core::marker::PhantomData;
 use core::ptr;
 use kernel::build_error;
 use kernel::error::{from_result, to_result, VTABLE_DEFAULT_ERROR};
 use kernel::prelude::*;
+use kernel::types::Opaque;
 
 /// The rtnl link ops of a net device driver (`struct rtnl_link_ops`), whose
 /// devices' private areas hold a `Priv`: [`LinkOps::new`] builds the C table
@@ -130,17 +131,19 @@ pub(crate) const ETH_ALEN: usize = bindings::ETH_ALEN as usize;
 /// The `rtnl_link_ops` of a driver (`kind`, set-up, private size, the
 /// optional ops of its [`NetDriver`]), built at compile time: a `static`
 /// of the driver's.
-pub(crate) struct LinkOps<P>(KernelStatic<bindings::rtnl_link_ops>, PhantomData<P>);
+pub(crate) struct LinkOps<P>(Opaque<bindings::rtnl_link_ops>, PhantomData<P>);
 
-// SAFETY: Rust only hands out the raw pointer; the kernel serialises its
-// writes to the ops (under rtnl).
+// SAFETY: `LinkOps` has no method that writes the `rtnl_link_ops` (`owns`
+// reads `dev->rtnl_link_ops`, not the table): its address goes to
+// `rtnl_link_(un)register`, and the kernel serialises its writes to the
+// table (its list head) under rtnl. `P` is only a type tag.
 unsafe impl<P> Sync for LinkOps<P> {}
 
 impl<P> LinkOps<P> {
     /// The link ops of driver `D`, kind `kind`.
     pub(crate) const fn new<D: NetDriver<Priv = P>>(kind: &'static CStr) -> Self {
         Self(
-            KernelStatic::new(bindings::rtnl_link_ops {
+            Opaque::new(bindings::rtnl_link_ops {
                 kind: crate::sys::compat::cstr_ptr(kind).cast(),
                 priv_size: core::mem::size_of::<P>(),
                 setup: Some(setup::<D>),
