@@ -348,3 +348,14 @@ const fn errno_const(errno: u32) -> Error {
     // (`-MAX_ERRNO <= e < 0`) is checked above.
     unsafe { core::mem::transmute::<core::num::NonZeroI32, Error>(e) }
 }
+
+/// Counted references, [`NetDevice`](super::NetDevice)'s for one: the
+/// kernel crate's `ARef` and `AlwaysRefCounted`, in `kernel::types` on
+/// 6.12 and `kernel::sync::aref` on 7.3.
+#[cfg(rtun_kernel = "7.3")]
+pub(crate) use kernel::sync::aref::{ARef, AlwaysRefCounted};
+/// Counted references, [`NetDevice`](super::NetDevice)'s for one: the
+/// kernel crate's `ARef` and `AlwaysRefCounted`, in `kernel::types` on
+/// 6.12 and `kernel::sync::aref` on 7.3.
+#[cfg(rtun_kernel = "6.12")]
+pub(crate) use kernel::types::{ARef, AlwaysRefCounted};
