@@ -11,12 +11,13 @@ mod sock;
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::kver;
 use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue, tun_napi_schedule};
+use crate::sys::errno::{EBADFD, EMSGSIZE, EOPNOTSUPP};
 use crate::sys::tun::{
     BatchOffer, BatchVerdict, RecvMsg, SendMsg, Sock, SockOps, VnetHdr, XdpBuff,
 };
 use crate::sys::{
-    self, errno, poll, rcu, DropReason, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource,
-    NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing,
+    self, poll, rcu, DropReason, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource, NetNs,
+    PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing,
 };
 use crate::vnet::{
     __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, NETIF_F_GSO_UDP_TUNNEL,
@@ -321,7 +322,7 @@ fn tun_do_read(
 /// `tun_chr_read_iter()`: `tun_do_read()` without a given packet, written
 /// out (the read path stays one function, as before `recvmsg` shared it).
 fn tun_chr_read_iter(tfile: &TunFile, to: &mut IovIterDest<'_>, noblock: bool) -> Result<usize> {
-    let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
+    let dev = tfile.tun.get().ok_or(EBADFD)?;
     let len = to.len();
     if len == 0 {
         return Ok(0);
@@ -400,7 +401,7 @@ fn tun_get_user(
         return Err(EINVAL);
     }
     if len > MAX_FRAME {
-        return Err(errno::EMSGSIZE());
+        return Err(EMSGSIZE);
     }
 
     let drop = |e: Error| {
@@ -552,7 +553,7 @@ fn tun_chr_write_iter(
     from: &mut IovIterSource<'_>,
     noblock: bool,
 ) -> Result<usize> {
-    let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
+    let dev = tfile.tun.get().ok_or(EBADFD)?;
     tun_get_user(&dev, tfile, from, noblock)
 }
 

@@ -45,6 +45,14 @@ mod bindings;
 #[allow(unsafe_code)]
 mod sys;
 
+use sys::errno::EADDRNOTAVAIL;
+
+use sys::{
+    is_valid_ether_addr, BhOff, DevOps, DevSetup, EthtoolOps, EthtoolTable, LinkAttrs, LinkOps,
+    LinkOpsRegistration, NameAssign, NetDevOps, NetDevice, NetDeviceBuilder, NetDriver, Rtnl,
+    SkBuff, TxResult, ETH_ALEN,
+};
+
 /// rust_dummy's module parameter (`dummy_params.c`).
 mod params {
     crate::sys::module_params! {
@@ -52,12 +60,6 @@ mod params {
         pub(crate) fn numdummies() -> i32;
     }
 }
-
-use sys::{
-    errno, is_valid_ether_addr, BhOff, DevOps, DevSetup, EthtoolOps, EthtoolTable, LinkAttrs,
-    LinkOps, LinkOpsRegistration, NameAssign, NetDevOps, NetDevice, NetDeviceBuilder, NetDriver,
-    Rtnl, SkBuff, TxResult, ETH_ALEN,
-};
 
 #[cfg(not(target_arch = "x86_64"))]
 compile_error!("rust_dummy builds where rust_tun does (sys/ is x86_64 code)");
@@ -157,7 +159,7 @@ impl NetDriver for Dummy {
         if let Some(addr) = attrs.address() {
             let addr: &[u8; ETH_ALEN] = addr.try_into().map_err(|_| EINVAL)?;
             if !is_valid_ether_addr(addr) {
-                return Err(errno::EADDRNOTAVAIL());
+                return Err(EADDRNOTAVAIL);
             }
         }
         Ok(())

@@ -7,8 +7,9 @@
 use crate::iff::{tun_get_iff, tun_set_iff, tun_set_queue, IfReq};
 use crate::kver;
 use crate::sys::compat::user_slice;
+use crate::sys::errno::EBADFD;
 use crate::sys::tun::SockFprog;
-use crate::sys::{self, errno, IoctlAbi, NetDevice, Rtnl};
+use crate::sys::{self, IoctlAbi, NetDevice, Rtnl};
 use crate::txfilter::{FilterUpdate, ETH_ALEN};
 use crate::{
     bindings, DevKind, Tun, TunDev, TunFile, IFF_DETACH_QUEUE, IFF_NOFILTER, IFF_NO_CARRIER,
@@ -265,7 +266,7 @@ pub(crate) fn tun_chr_ioctl(
             return Ok(0);
         }
 
-        let dev = dev.ok_or_else(errno::EBADFD)?;
+        let dev = dev.ok_or(EBADFD)?;
         let dev: &TunDev = &dev;
         let tun = dev.priv_();
         netif_info_drv!(tun, dev, "tun_chr_ioctl cmd {}\n", cmd);

@@ -6,10 +6,10 @@
 //! driver's [`NetDriver`] and [`EthtoolOps`], which `sys/` turns into the C
 //! tables at compile time.
 
+use crate::sys::errno::EOPNOTSUPP;
 use crate::sys::{
-    errno, nla_total_size, AttrGroup, AttrList, Channels, DevAttrShow, DevAttribute, DevSetup,
-    DrvInfo, EthtoolOps, EthtoolTable, LinkAttrs, LinkKsettings, LinkOps, NetDriver, NlMsg, Rtnl,
-    SysfsBuf,
+    nla_total_size, AttrGroup, AttrList, Channels, DevAttrShow, DevAttribute, DevSetup, DrvInfo,
+    EthtoolOps, EthtoolTable, LinkAttrs, LinkKsettings, LinkOps, NetDriver, NlMsg, Rtnl, SysfsBuf,
 };
 use crate::{
     bindings, dropin, iff, sys, DevKind, Tun, TunDev, IFF_MULTI_QUEUE, IFF_NO_PI, IFF_PERSIST,
@@ -39,7 +39,7 @@ impl NetDriver for TunDriver {
     /// `tun_validate()`: devices are made with `TUNSETIFF`, not through
     /// rtnetlink (`ip link add ... type tun` fails, `EOPNOTSUPP`).
     fn validate(_attrs: &LinkAttrs<'_>) -> Result {
-        Err(errno::EOPNOTSUPP())
+        Err(EOPNOTSUPP)
     }
 
     /// `tun_get_size()`: owner, group, type, pi, vnet_hdr, persist,

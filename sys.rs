@@ -30,60 +30,15 @@
 #![allow(dead_code, unused_imports, unused_macros)]
 
 use crate::bindings;
-use core::cell::UnsafeCell;
 use core::ptr;
 
-/// Errno values that `kernel::error::code` does not name.
-#[allow(non_snake_case)]
+/// The errnos the driver returns beyond `kernel::prelude`'s on 6.12:
+/// `kernel::error::code`'s consts on 7.3, [`compat`]'s shims of them on
+/// 6.12 (whose `kernel::error::code` lacks them).
 pub(crate) mod errno {
-    use crate::bindings;
-    use kernel::error::Error;
-
-    /// `EBADFD`: the file is not attached to a device.
-    pub(crate) fn EBADFD() -> Error {
-        Error::from_errno(-(bindings::EBADFD as i32))
-    }
-
-    /// `EMSGSIZE`: a write larger than any frame.
-    pub(crate) fn EMSGSIZE() -> Error {
-        Error::from_errno(-(bindings::EMSGSIZE as i32))
-    }
-
-    /// `EOPNOTSUPP`.
-    pub(crate) fn EOPNOTSUPP() -> Error {
-        Error::from_errno(-(bindings::EOPNOTSUPP as i32))
-    }
-
-    /// `EADDRNOTAVAIL`: not a usable hardware address.
-    // Used by rust_dummy (dummy.rs), not by rust_tun.
-    #[allow(dead_code)]
-    pub(crate) fn EADDRNOTAVAIL() -> Error {
-        Error::from_errno(-(bindings::EADDRNOTAVAIL as i32))
-    }
-}
-
-/// A `static` that the kernel writes to (for example, a `miscdevice` whose
-/// list head `misc_register` links in).
-///
-/// # Invariants
-///
-/// Rust code only hands out the raw pointer; the kernel serialises its own
-/// writes (under `misc_mtx` or the rtnl lock).
-pub(crate) struct KernelStatic<T>(UnsafeCell<T>);
-
-// SAFETY: Rust never creates references into the cell (see the type
-// invariant); the kernel synchronises its own accesses.
-unsafe impl<T> Sync for KernelStatic<T> {}
-
-impl<T> KernelStatic<T> {
-    /// Wraps `value`.
-    pub(crate) const fn new(value: T) -> Self {
-        Self(UnsafeCell::new(value))
-    }
-
-    const fn get(&self) -> *mut T {
-        self.0.get()
-    }
+    // `EADDRNOTAVAIL` is used by rust_dummy (dummy.rs), not by rust_tun.
+    #[allow(unused_imports)]
+    pub(crate) use super::compat::{EADDRNOTAVAIL, EBADFD, EMSGSIZE, EOPNOTSUPP};
 }
 
 // `struct module` has 128-bit fields; only its address is ever used.

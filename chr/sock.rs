@@ -59,9 +59,9 @@ impl sys::tun::vhost::TunFileExports for TunChr {
 /// never have. `MSG_MORE` (tun.c: hold packets back up to `rx_batched`)
 /// changes nothing: every packet goes on at once (`tun_rx_batched`).
 fn tun_sendmsg(tfile: &TunFile, m: &mut SendMsg<'_>) -> Result<usize> {
-    let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
+    let dev = tfile.tun.get().ok_or(EBADFD)?;
     if m.zerocopy() {
-        return Err(errno::EOPNOTSUPP());
+        return Err(EOPNOTSUPP);
     }
     let noblock = m.flags() & bindings::RTUN_MSG_DONTWAIT != 0;
     tun_get_user(&dev, tfile, &mut m.source(), noblock)
@@ -75,7 +75,7 @@ fn tun_sendmsg(tfile: &TunFile, m: &mut SendMsg<'_>) -> Result<usize> {
 fn tun_sendmsg_batch<'b>(tfile: &TunFile, offer: BatchOffer<'b>) -> BatchVerdict<'b> {
     // `EBADFD` before the batch is taken: the sender frees its buffers.
     let Some(dev) = tfile.tun.get() else {
-        return Err(offer.refuse(errno::EBADFD()));
+        return Err(offer.refuse(EBADFD));
     };
     let (mut batch, taken) = offer.take();
     let mut queued = false;
@@ -205,7 +205,7 @@ fn tun_recvmsg(
     total_len: usize,
     flags: u32,
 ) -> Result<usize> {
-    let dev = tfile.tun.get().ok_or_else(errno::EBADFD)?;
+    let dev = tfile.tun.get().ok_or(EBADFD)?;
     let known =
         bindings::RTUN_MSG_DONTWAIT | bindings::RTUN_MSG_TRUNC | bindings::RTUN_MSG_ERRQUEUE;
     if flags & !known != 0 {

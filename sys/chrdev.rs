@@ -6,9 +6,10 @@
 //! ([`MiscDevice`], [`MiscRegistration`]); the shape of newer kernels'
 //! `rust/kernel/miscdevice.rs`.
 
+use super::errno::EBADFD;
 use super::skb::{IovIterDest, IovIterSource};
 use super::sync::wait::PollTable;
-use super::{this_module, zeroed, KernelStatic};
+use super::{this_module, zeroed};
 use crate::bindings;
 use core::ffi::{c_int, c_long, c_uint, c_ulong};
 use core::marker::PhantomData;
@@ -16,6 +17,7 @@ use kernel::build_error;
 use kernel::error::{from_result, to_result, VTABLE_DEFAULT_ERROR};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
+use kernel::types::Opaque;
 
 /// What a driver does with its open files (7.3's `MiscDevice`, with
 /// per-open data): each open file holds the `Arc<Self::Data>` that `open`
@@ -226,7 +228,7 @@ impl FileOperations {
             return Err(EINVAL);
         }
         if data.is_null() {
-            return Err(crate::sys::errno::EBADFD());
+            return Err(EBADFD);
         }
         // SAFETY: One of `T`'s files: its private data is its `T::Data`
         // from open to release, and the caller's reference keeps it open.
@@ -469,7 +471,13 @@ impl<T: FileOps> FopsAdapter<T> {
 
 /// A misc device (`struct miscdevice`): a `static` of the driver's, which
 /// `misc_register` links into its list.
-pub(crate) struct MiscDevice(KernelStatic<bindings::miscdevice>);
+pub(crate) struct MiscDevice(Opaque<bindings::miscdevice>);
+
+// SAFETY: `MiscDevice` has no method that reads or writes the
+// `miscdevice` (as mainline's `MiscDeviceRegistration`): its address goes
+// to `misc_register`/`misc_deregister` only, which serialise the kernel's
+// accesses under `misc_mtx`.
+unsafe impl Sync for MiscDevice {}
 
 impl MiscDevice {
     /// A misc device with minor `minor` (`None`: a dynamic one), named
@@ -481,7 +489,7 @@ impl MiscDevice {
         mode: u16,
         fops: &'static FileOperations,
     ) -> Self {
-        Self(KernelStatic::new(bindings::miscdevice {
+        Self(Opaque::new(bindings::miscdevice {
             minor: match minor {
                 Some(m) => m as c_int,
                 None => bindings::MISC_DYNAMIC_MINOR as c_int,

@@ -266,3 +266,56 @@ pub(crate) use kernel::init::pin_init_from_closure;
 /// crate's on 7.3.
 #[cfg(rtun_kernel = "7.3")]
 pub(crate) use pin_init::pin_init_from_closure;
+
+/// `EBADFD`, `EMSGSIZE`, `EOPNOTSUPP` and `EADDRNOTAVAIL`: consts of
+/// `kernel::error::code` on 7.3, which 6.12's lacks (`errno_const`
+/// makes them there). Reached as `sys::errno::*`.
+#[cfg(rtun_kernel = "7.3")]
+pub(crate) use kernel::error::code::{EADDRNOTAVAIL, EBADFD, EMSGSIZE, EOPNOTSUPP};
+
+/// `EBADFD`: the file is not attached to a device (7.3's
+/// `kernel::error::code::EBADFD`).
+#[cfg(rtun_kernel = "6.12")]
+pub(crate) const EBADFD: Error = errno_const(crate::bindings::EBADFD);
+/// `EMSGSIZE`: a write larger than any frame (7.3's
+/// `kernel::error::code::EMSGSIZE`).
+#[cfg(rtun_kernel = "6.12")]
+pub(crate) const EMSGSIZE: Error = errno_const(crate::bindings::EMSGSIZE);
+/// `EOPNOTSUPP` (7.3's `kernel::error::code::EOPNOTSUPP`).
+#[cfg(rtun_kernel = "6.12")]
+pub(crate) const EOPNOTSUPP: Error = errno_const(crate::bindings::EOPNOTSUPP);
+/// `EADDRNOTAVAIL`: not a usable hardware address (7.3's
+/// `kernel::error::code::EADDRNOTAVAIL`).
+// Used by rust_dummy (dummy.rs), not by rust_tun.
+#[cfg(rtun_kernel = "6.12")]
+#[allow(dead_code)]
+pub(crate) const EADDRNOTAVAIL: Error = errno_const(crate::bindings::EADDRNOTAVAIL);
+
+/// The `Error` of the positive errno `errno`, in a `const` context:
+/// 6.12's `kernel::error::code` consts are made by its private
+/// `Error::try_from_errno`, and its public `Error::from_errno` is not
+/// `const`. An errno out of range fails the build (const evaluation).
+#[cfg(rtun_kernel = "6.12")]
+const fn errno_const(errno: u32) -> Error {
+    assert!(errno >= 1 && errno <= kernel::bindings::MAX_ERRNO);
+    let Some(e) = core::num::NonZeroI32::new(-(errno as i32)) else {
+        panic!("errno 0");
+    };
+    // SAFETY: 6.12's `Error` is `struct Error(NonZeroI32)`
+    // (rust/kernel/error.rs): one field, and `transmute` checks that it is
+    // as large as the whole, so it fills it and the two have the same
+    // bytes and the same valid values. `Error`'s invariant
+    // (`-MAX_ERRNO <= e < 0`) is checked above.
+    unsafe { core::mem::transmute::<core::num::NonZeroI32, Error>(e) }
+}
+
+/// Counted references, [`NetDevice`](super::NetDevice)'s for one: the
+/// kernel crate's `ARef` and `AlwaysRefCounted`, in `kernel::types` on
+/// 6.12 and `kernel::sync::aref` on 7.3.
+#[cfg(rtun_kernel = "7.3")]
+pub(crate) use kernel::sync::aref::{ARef, AlwaysRefCounted};
+/// Counted references, [`NetDevice`](super::NetDevice)'s for one: the
+/// kernel crate's `ARef` and `AlwaysRefCounted`, in `kernel::types` on
+/// 6.12 and `kernel::sync::aref` on 7.3.
+#[cfg(rtun_kernel = "6.12")]
+pub(crate) use kernel::types::{ARef, AlwaysRefCounted};

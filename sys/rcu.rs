@@ -1,8 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! RCU read-side critical sections: [`Guard`], 7.3's
-//! `kernel::sync::rcu::Guard` (6.12's `kernel` crate has it too, calling
-//! `rcu_read_lock()` out of line; this one inlines it).
+//! RCU read-side critical sections: [`Guard`] and [`read_lock`], the
+//! names, shape and invariant of `kernel::sync::rcu::{Guard, read_lock}`
+//! (6.12's and 7.3's).
+//!
+//! A deliberate difference: the module keeps its own, because the kernel
+//! crate's costs two calls per critical section on the per-packet paths.
+//! Its `Guard` calls `bindings::rcu_read_lock()`, the kernel's
+//! `rust_helper_rcu_read_lock()`, which is inlined into Rust code only
+//! with `CONFIG_RUST_INLINE_HELPERS` (7.3, EXPERIMENTAL; off in the test
+//! kernels' configs) and never on 6.12. This one calls the module's own
+//! helper (`rtun_helper_rcu_read_lock`), which `Kbuild` always inlines
+//! through LLVM bitcode: without `CONFIG_PREEMPT_RCU` the section is one
+//! `incq %gs:__preempt_count` and one `decq` with its `preempt_schedule`
+//! check. With the kernel's `Guard`, 7.3's tun.o calls
+//! `rust_helper_rcu_read_lock` and `rust_helper_rcu_read_unlock` (in
+//! vmlinux: an `incq`/`decq` and a `ret`) in `tun_net_xmit`
+//! (`start_xmit`), `tun_select_queue`, `tun_flow_update`, `RcuDev::get`
+//! (every read, write and `sendmsg`) and `recvmsg`. Where the kernel
+//! inlines its helpers the two are the same code, and this file can
+//! become `pub(crate) use kernel::sync::rcu::{read_lock, Guard};`.
 
 use crate::bindings;
 use core::marker::PhantomData;

@@ -3,6 +3,23 @@
 //! Packets and user buffers: [`SkBuff`] (an owned `sk_buff`), [`Unfilled`]
 //! (one whose bytes are not written yet), [`IovIterSource`] and
 //! [`IovIterDest`] (7.3's `kernel::iov` shapes).
+//!
+//! The iterators are the module's own on 7.3 too, a deliberate difference
+//! from `kernel::iov::{IovIterSource, IovIterDest}`, whose API would fit:
+//! their `len`, `is_empty` and `advance` are these, their public `as_raw`
+//! lets `sys/` add the rest as extension traits (`copy_from_iter_full`,
+//! `copy_to_iter_full` through C's inline `copy_to_iter()`, `zero`,
+//! `skb_copy_datagram_iter`, `skb_copy_datagram_from_iter`, the frags
+//! path's `iter_is_iovec()` and `nr_segs`), and their `&mut` shape is the
+//! driver's already. What they would add is a check per packet: their
+//! `from_raw` asserts the direction (`assert_eq!(data_source,
+//! ITER_SOURCE)`), which 7.3's tun.o then has in `write_iter`,
+//! `read_iter`, `sendmsg` and `recvmsg`: a load, a test and a branch to
+//! `call core::panicking::assert_failed::<bool, bool>`, one more call in
+//! each of those functions (never taken: the VFS and vhost-net pass the
+//! right direction, which is `from_raw`'s safety condition anyway). The
+//! call counts of the per-packet paths stay as they are, so the checked
+//! constructor stays out of them. 6.12 has no `kernel::iov`.
 
 use super::netdev::device::NetDevice;
 use super::sync::lock::BhDisabled;

@@ -10,11 +10,12 @@
 //! read.
 
 use super::netdev::device::NetDevice;
-use super::{zeroed, KernelStatic, ZeroIsValid};
+use super::{zeroed, ZeroIsValid};
 use crate::bindings;
 use core::marker::PhantomData;
 use core::ptr;
 use kernel::prelude::*;
+use kernel::types::Opaque;
 
 /// The text of one attribute: at most a page, as `sysfs_emit()` allows.
 pub(crate) struct SysfsBuf<'a> {
@@ -42,7 +43,12 @@ pub(crate) trait DevAttrShow: 'static {
 
 /// A `device_attribute` (mode 0444) built from a [`DevAttrShow`]: a
 /// `static` of the driver's.
-pub(crate) struct DevAttribute<P>(KernelStatic<bindings::device_attribute>, PhantomData<P>);
+pub(crate) struct DevAttribute<P>(Opaque<bindings::device_attribute>, PhantomData<P>);
+
+// SAFETY: `DevAttribute` has no method that reads or writes the
+// `device_attribute`: its address goes into an [`AttrList`] only, which
+// sysfs reads once the group is installed. `P` is only a type tag.
+unsafe impl<P> Sync for DevAttribute<P> {}
 
 // SAFETY: `ZeroIsValid` for the attribute: a name pointer, a mode, flags,
 // a lock key pointer and optional function pointers.
@@ -57,7 +63,7 @@ impl<P> DevAttribute<P> {
         a.attr.name = crate::sys::compat::cstr_ptr(name).cast();
         a.attr.mode = bindings::RTUN_S_IRUGO;
         crate::sys::compat::device_attribute_show!(a) = Some(show::<T>);
-        Self(KernelStatic::new(a), PhantomData)
+        Self(Opaque::new(a), PhantomData)
     }
 }
 
@@ -117,7 +123,12 @@ impl<P, const N: usize> AttrList<P, N> {
 }
 
 /// An `attribute_group` of devices holding a `P`: a `static`.
-pub(crate) struct AttrGroup<P>(KernelStatic<bindings::attribute_group>, PhantomData<P>);
+pub(crate) struct AttrGroup<P>(Opaque<bindings::attribute_group>, PhantomData<P>);
+
+// SAFETY: `AttrGroup` has no method that reads or writes the
+// `attribute_group`: its address goes to the device's `sysfs_groups`
+// only, which sysfs reads. `P` is only a type tag.
+unsafe impl<P> Sync for AttrGroup<P> {}
 
 impl<P> AttrGroup<P> {
     /// The unnamed group (attributes directly in the device's directory)
@@ -125,7 +136,7 @@ impl<P> AttrGroup<P> {
     pub(crate) const fn new<const N: usize>(list: &'static AttrList<P, N>) -> Self {
         let mut g: bindings::attribute_group = zeroed();
         crate::sys::compat::attribute_group_attrs!(g) = list.0.as_ptr().cast_mut();
-        Self(KernelStatic::new(g), PhantomData)
+        Self(Opaque::new(g), PhantomData)
     }
 
     pub(super) fn as_ptr(&self) -> *const bindings::attribute_group {

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Net devices: [`NetDevice`] (a device whose private area holds a `P`)
-//! and [`DevRef`] (a counted reference); the device pointer readers take
-//! references from under RCU is [`RcuDev`](super::rcudev::RcuDev).
+//! Net devices: [`NetDevice`] (a device whose private area holds a `P`),
+//! reference counted (`dev_hold`/`dev_put`) as the kernel crate's
+//! [`AlwaysRefCounted`], so a counted reference is an [`ARef<NetDevice<P>>`];
+//! the device pointer readers take references from under RCU is
+//! [`RcuDev`](super::rcudev::RcuDev).
 
 use super::link::LinkOps;
 use super::netns::open_netns;
 use super::netns::NetNs;
 use super::ops::Stats64;
 use crate::bindings;
+use crate::sys::compat::{ARef, AlwaysRefCounted};
 use crate::sys::sync::lock::BhOff;
 use crate::sys::sync::rtnl::Rtnl;
 use core::ffi::{c_uint, c_void};
@@ -26,7 +29,7 @@ use kernel::types::Opaque;
 /// `rtnl_link_ops` is a [`LinkOps<P>`]), so its private area holds an
 /// initialised `P` until `priv_destructor` runs. References to it are only
 /// handed out while it is alive: in callbacks, under rtnl while registered
-/// (see [`Rtnl`]), or under a [`DevRef`].
+/// (see [`Rtnl`]), or under an [`ARef`].
 #[repr(transparent)]
 pub(crate) struct NetDevice<P>(Opaque<bindings::net_device>, PhantomData<P>);
 
@@ -441,13 +444,10 @@ impl<P> NetDevice<P> {
         }
     }
 
-    /// Takes a reference (`dev_hold()`).
+    /// Takes a counted reference (`dev_hold()`): `ARef::from(self)`.
     #[inline(always)]
-    pub(crate) fn hold(&self) -> DevRef<P> {
-        // SAFETY: A live device.
-        unsafe { bindings::dev_hold(self.as_ptr()) };
-        // INVARIANT: The reference just taken.
-        DevRef(NonNull::from(self))
+    pub(crate) fn hold(&self) -> ARef<Self> {
+        ARef::from(self)
     }
 
     /// `__dev_get_by_name()`, if the device found is `link`'s. It stays
@@ -482,28 +482,32 @@ pub(crate) const SOCKADDR_LEN: usize = core::mem::size_of::<bindings::sockaddr>(
 pub(crate) const IFRU_LEN: usize =
     core::mem::size_of::<bindings::ifreq>() - bindings::IFNAMSIZ as usize;
 
-/// A counted reference to a device (`dev_hold`/`dev_put`).
-///
-/// # Invariants
-///
-/// Owns one reference, which keeps the device and its private area alive.
-pub(crate) struct DevRef<P>(NonNull<NetDevice<P>>);
-
-// SAFETY: Device references can be dropped on any thread.
-unsafe impl<P: Sync> Send for DevRef<P> {}
-
-impl<P> core::ops::Deref for DevRef<P> {
-    type Target = NetDevice<P>;
-    fn deref(&self) -> &NetDevice<P> {
-        // SAFETY: The reference we own keeps the device alive.
-        unsafe { self.0.as_ref() }
-    }
-}
-
-impl<P> Drop for DevRef<P> {
+// SAFETY: A `net_device` is reference counted from its allocation
+// (`dev_hold()`/`dev_put()`, on `dev->pcpu_refcnt` or `dev_refcnt`), and
+// the layer's devices are freed only after their last reference: a
+// registered one is freed by `netdev_run_todo()`, which waits for every
+// reference before `needs_free_netdev` frees it (and `priv_destructor`
+// drops the private area), and `&NetDevice` is handed out only while a
+// device is alive (type invariants; `RcuDev` publishes registered devices
+// only). `dev_put()` may run on any CPU, in any context. One exception,
+// as with the hand-made reference this replaced: a device whose
+// registration fails after `ndo_init` was never listed, and
+// `free_netdev()` frees it at once, references or not; `ndo_init` is the
+// only callback that sees such a device, and `NetDevOps::init` must not
+// keep a reference past it (its documented rule, which the compiler does
+// not check; tun's and dummy's take none).
+unsafe impl<P> AlwaysRefCounted for NetDevice<P> {
     #[inline(always)]
-    fn drop(&mut self) {
-        // SAFETY: Gives back the reference we own (type invariants).
-        unsafe { bindings::dev_put(self.as_ptr()) };
+    fn inc_ref(&self) {
+        // SAFETY: A live device (type invariants).
+        unsafe { bindings::dev_hold(self.as_ptr()) };
+    }
+
+    #[inline(always)]
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: The caller gives back a reference it owns, so the device
+        // is alive until this `dev_put()`. CAST: `NetDevice` is a
+        // transparent `Opaque<net_device>`.
+        unsafe { bindings::dev_put(obj.as_ptr().cast::<bindings::net_device>()) };
     }
 }

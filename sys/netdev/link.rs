@@ -7,13 +7,15 @@
 use super::builder::{register_raw, DevSetup};
 use super::device::NetDevice;
 use crate::bindings;
-use crate::sys::{errno, zeroed, KernelStatic};
+use crate::sys::errno::{EMSGSIZE, EOPNOTSUPP};
+use crate::sys::zeroed;
 use core::ffi::c_int;
 use core::marker::PhantomData;
 use core::ptr;
 use kernel::build_error;
 use kernel::error::{from_result, to_result, VTABLE_DEFAULT_ERROR};
 use kernel::prelude::*;
+use kernel::types::Opaque;
 
 /// The rtnl link ops of a net device driver (`struct rtnl_link_ops`), whose
 /// devices' private areas hold a `Priv`: [`LinkOps::new`] builds the C table
@@ -69,15 +71,13 @@ impl NlMsg {
     /// `nla_put_u8()`; `EMSGSIZE` when the message is full.
     pub(crate) fn put_u8(&mut self, attr: u32, v: u8) -> Result {
         // SAFETY: The message skb of the fill_info call.
-        to_result(unsafe { bindings::nla_put_u8(self.0, attr as c_int, v) })
-            .map_err(|_| errno::EMSGSIZE())
+        to_result(unsafe { bindings::nla_put_u8(self.0, attr as c_int, v) }).map_err(|_| EMSGSIZE)
     }
 
     /// `nla_put_u32()`; `EMSGSIZE` when the message is full.
     pub(crate) fn put_u32(&mut self, attr: u32, v: u32) -> Result {
         // SAFETY: The message skb of the fill_info call.
-        to_result(unsafe { bindings::nla_put_u32(self.0, attr as c_int, v) })
-            .map_err(|_| errno::EMSGSIZE())
+        to_result(unsafe { bindings::nla_put_u32(self.0, attr as c_int, v) }).map_err(|_| EMSGSIZE)
     }
 }
 
@@ -125,17 +125,19 @@ pub(crate) const ETH_ALEN: usize = bindings::ETH_ALEN as usize;
 /// The `rtnl_link_ops` of a driver (`kind`, set-up, private size, the
 /// optional ops of its [`NetDriver`]), built at compile time: a `static`
 /// of the driver's.
-pub(crate) struct LinkOps<P>(KernelStatic<bindings::rtnl_link_ops>, PhantomData<P>);
+pub(crate) struct LinkOps<P>(Opaque<bindings::rtnl_link_ops>, PhantomData<P>);
 
-// SAFETY: Rust only hands out the raw pointer; the kernel serialises its
-// writes to the ops (under rtnl).
+// SAFETY: `LinkOps` has no method that writes the `rtnl_link_ops` (`owns`
+// reads `dev->rtnl_link_ops`, not the table): its address goes to
+// `rtnl_link_(un)register`, and the kernel serialises its writes to the
+// table (its list head) under rtnl. `P` is only a type tag.
 unsafe impl<P> Sync for LinkOps<P> {}
 
 impl<P> LinkOps<P> {
     /// The link ops of driver `D`, kind `kind`.
     pub(crate) const fn new<D: NetDriver<Priv = P>>(kind: &'static CStr) -> Self {
         Self(
-            KernelStatic::new(bindings::rtnl_link_ops {
+            Opaque::new(bindings::rtnl_link_ops {
                 kind: crate::sys::compat::cstr_ptr(kind).cast(),
                 priv_size: core::mem::size_of::<P>(),
                 setup: Some(setup::<D>),
@@ -231,7 +233,7 @@ unsafe fn link_newlink_common<D: NetDriver>(
 ) -> c_int {
     const { assert!(core::mem::align_of::<D::Priv>() <= bindings::RTUN_NETDEV_ALIGN as usize) };
     if !D::HAS_NEWLINK {
-        return errno::EOPNOTSUPP().to_errno();
+        return EOPNOTSUPP.to_errno();
     }
     // INVARIANT: rtnetlink's parsed attributes, alive for the call.
     let attrs = LinkAttrs {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Net devices: [`NetDevice`] (a device whose private area holds a `P`),
-//! [`DevRef`], [`RcuDev`], [`NetDeviceBuilder`]; the traits a driver
+//! counted by the kernel crate's `ARef`, [`RcuDev`], [`NetDeviceBuilder`]; the traits a driver
 //! implements -- [`NetDriver`] (set-up, ethtool), [`NetDevOps`] (the
 //! `net_device_ops`), [`NetdevEvents`] (the netdevice notifier) -- and the
 //! adapters that turn them into C tables at compile time ([`LinkOps`],

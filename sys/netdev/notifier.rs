@@ -8,11 +8,11 @@ use super::device::NetDevice;
 use super::link::LinkOps;
 use crate::bindings;
 use crate::sys::sync::rtnl::Rtnl;
-use crate::sys::KernelStatic;
 use core::ffi::{c_int, c_ulong, c_void};
 use core::ptr;
 use kernel::error::to_result;
 use kernel::prelude::*;
+use kernel::types::Opaque;
 
 /// The netdevice events a driver hears of, for its own devices.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -42,11 +42,17 @@ pub(crate) trait NetdevEvents: 'static {
 
 /// A `notifier_block` for a [`NetdevEvents`], built at compile time: a
 /// `static` of the driver's.
-pub(crate) struct Notifier(KernelStatic<bindings::notifier_block>);
+pub(crate) struct Notifier(Opaque<bindings::notifier_block>);
+
+// SAFETY: `Notifier` has no method that reads or writes the
+// `notifier_block`: its address goes to
+// `(un)register_netdevice_notifier` only, and the kernel links it into its
+// chain under rtnl.
+unsafe impl Sync for Notifier {}
 
 impl Notifier {
     pub(crate) const fn new<T: NetdevEvents>() -> Self {
-        Self(KernelStatic::new(bindings::notifier_block {
+        Self(Opaque::new(bindings::notifier_block {
             notifier_call: Some(notifier_call::<T>),
             next: ptr::null_mut(),
             priority: 0,

@@ -53,7 +53,10 @@ pub(crate) trait NetDevOps: 'static {
     /// [`NetDeviceBuilder::register`] or rtnetlink's `newlink`) once the
     /// name is valid, before the device's queues get their sysfs objects
     /// and the device is announced. The device is not registered yet: it
-    /// must not be published in an [`RcuDev`]. On failure registration
+    /// must not be published in an [`RcuDev`], nor a counted reference to
+    /// it ([`NetDevice::hold`]) kept past the call: a registration that
+    /// fails after `ndo_init` frees the device at once (`free_netdev()` of
+    /// one never listed), references or not. On failure registration
     /// fails and `ndo_uninit` is not called (the private area is dropped),
     /// so nothing may be left behind that the private area's drop does not
     /// undo; after success, a later failure of registration calls

@@ -4,8 +4,9 @@
 //! RCU (`tun_file->tun`), and [`InUninit`], the proof that a device is in
 //! its `ndo_uninit`, which lets one be unpublished without a grace period.
 
-use super::device::{DevRef, NetDevice};
+use super::device::NetDevice;
 use crate::bindings;
+use crate::sys::compat::ARef;
 use crate::sys::rcu;
 use crate::sys::sync::lock::synchronize_net;
 use crate::sys::sync::rtnl::Rtnl;
@@ -67,7 +68,7 @@ impl<P> RcuDev<P> {
     }
 
     /// `tun_get()`: a counted reference to the device, if any.
-    pub(crate) fn get(&self) -> Option<DevRef<P>> {
+    pub(crate) fn get(&self) -> Option<ARef<NetDevice<P>>> {
         let _rcu = rcu::read_lock();
         let p = self.0.load(Ordering::Acquire);
         // SAFETY: `p` was read inside `_rcu`. While it is published the

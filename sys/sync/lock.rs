@@ -4,6 +4,18 @@
 //! `spin_lock_bh()`), the bottom-half tokens [`BhOff`] and [`BhDisabled`],
 //! `cond_resched()`, `signal_pending()`, `synchronize_net()`, the memory
 //! barriers `smp_mb()` and `smp_mb__after_atomic()`.
+//!
+//! The barriers are the module's own, a deliberate difference from 7.3's
+//! `kernel::sync::barrier::smp_mb(Full)` (6.12 has none): that one calls
+//! `bindings::smp_mb()`, the kernel's `rust_helper_smp_mb()`, inlined
+//! only with `CONFIG_RUST_INLINE_HELPERS` (off in the test kernels'
+//! configs), where this one's helper is inlined through LLVM bitcode
+//! (`Kbuild`) into a single `lock addl $0,-4(%rsp)`. With the kernel's,
+//! 7.3's tun.o calls `rust_helper_smp_mb` (in vmlinux: that `lock addl`
+//! and a `ret`) on the read path, for every packet read
+//! (`__tun_wake_queue()` in `tun_ring_recv`, `read_iter`, `recvmsg`).
+//! The kernel crate has no `smp_mb__after_atomic()` (on x86 a compiler
+//! barrier only).
 
 use crate::bindings;
 use core::marker::PhantomData;

@@ -21,7 +21,7 @@
 
 use super::sock::Sock;
 use crate::bindings;
-use crate::sys::errno;
+use crate::sys::errno::EMSGSIZE;
 use crate::sys::napi::{State, FRAGS_MAX_LEN};
 use crate::sys::netdev::device::NetDevice;
 use crate::sys::rcu;
@@ -105,7 +105,7 @@ impl Sock {
         // SAFETY: As above.
         let nr_segs = unsafe { (*it).__bindgen_anon_2.nr_segs };
         if nr_segs > c_ulong::from(bindings::RTUN_MAX_SKB_FRAGS) + 1 || len > FRAGS_MAX_LEN {
-            return Err(errno::EMSGSIZE());
+            return Err(EMSGSIZE);
         }
         let skb = self.napi_take_frags()?;
         let p = skb.as_ptr();

@@ -21,7 +21,7 @@ use crate::sys::netdev::netns::{open_netns, NetNs};
 use crate::sys::skb::{DropReason, SkBuff, Unfilled};
 use crate::sys::skb_queue::SkbQueue;
 use crate::sys::sync::wait::WaitQueue;
-use crate::sys::{this_module, zeroed, KernelStatic};
+use crate::sys::{this_module, zeroed};
 use core::ffi::{c_int, c_uint, c_ulong};
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
@@ -37,10 +37,12 @@ use kernel::types::Opaque;
 /// only in-kernel users holding the socket's file call (vhost-net, after
 /// `tun_get_socket()`: `sys/vhost.rs`); nothing reaches these sockets
 /// through a socket file, so nothing else calls `sock->ops`.
-pub(crate) struct Proto(
-    KernelStatic<bindings::proto>,
-    KernelStatic<bindings::proto_ops>,
-);
+pub(crate) struct Proto(Opaque<bindings::proto>, Opaque<bindings::proto_ops>);
+
+// SAFETY: `Proto` has no method that reads or writes the tables: their
+// addresses go to `sk_alloc()` and `sock->ops` only, where the kernel
+// reads them.
+unsafe impl Sync for Proto {}
 
 impl Proto {
     /// A protocol named `name` (shown nowhere: it is never registered,
@@ -57,7 +59,7 @@ impl Proto {
             i += 1;
         }
         let ops = SockOpsAdapter::<T>::OPS;
-        Self(KernelStatic::new(p), KernelStatic::new(ops))
+        Self(Opaque::new(p), Opaque::new(ops))
     }
 }
 
