@@ -19,8 +19,8 @@
 #![allow(dead_code, unused_variables, unused_imports)]
 
 use crate::sys::{
-    BatchOffer, BatchVerdict, DebugfsFops, DevTextFile, NetDevice, NetNs, RcuArc, RcuDev, RecvMsg,
-    Rtnl, RtnlLocked, TextBuf, Timed, TimerCallback,
+    BatchOffer, BatchVerdict, DebugfsDevFileOps, DebugfsFileVTable, NetDevice, NetNs, RcuArc,
+    RcuDev, RecvMsg, Rtnl, RtnlLocked, TextBuf, Timed, TimerCallback,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
@@ -77,13 +77,13 @@ fn rtnl_locked_needs_send() {
 #[cfg(rtun_compile_fail = "dev_file_of_other_priv")]
 fn dev_file_of_other_priv(dev: &crate::TunDev) {
     struct Other;
-    impl DevTextFile for Other {
+    impl DebugfsDevFileOps for Other {
         type Priv = u32;
         fn show(dev: &NetDevice<u32>, t: &mut TextBuf) -> Result {
             Ok(())
         }
     }
-    static OTHER_FOPS: DebugfsFops<u32> = DebugfsFops::dev_text::<Other>();
+    static OTHER_FOPS: DebugfsFileVTable<u32> = DebugfsFileVTable::new_dev::<Other>();
     Rtnl::with(|rtnl| {
         dev.priv_().debugfs.create(
             &crate::DEBUGFS_ROOT,

@@ -46,9 +46,9 @@ mod bindings;
 mod sys;
 
 use sys::{
-    errno, is_valid_ether_addr, BhOff, DevOps, DevSetup, EthtoolOps, EthtoolTable, LinkAttrs,
-    LinkOps, LinkOpsRegistration, NameAssign, NetDevOps, NetDevice, NetDeviceBuilder, NetDriver,
-    Rtnl, SkBuff, TxResult, ETH_ALEN,
+    errno, is_valid_ether_addr, BhOff, DevSetup, EthtoolOps, EthtoolVTable, LinkAttrs, NameAssign,
+    NetDevice, NetDeviceBuilder, NetDeviceOps, NetDeviceVTable, Rtnl, RtnlLinkOps,
+    RtnlLinkRegistration, RtnlLinkVTable, SkBuff, TxResult, ETH_ALEN,
 };
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -69,7 +69,7 @@ type DummyDev = NetDevice<()>;
 struct DummyNetDev;
 
 #[vtable]
-impl NetDevOps for DummyNetDev {
+impl NetDeviceOps for DummyNetDev {
     type Priv = ();
 
     /// `dummy_xmit()`: count, time-stamp, free.
@@ -95,7 +95,7 @@ impl NetDevOps for DummyNetDev {
 }
 
 /// `dummy_netdev_ops`, with `eth_validate_addr` and `eth_mac_addr`.
-static DUMMY_NETDEV_OPS: DevOps<()> = DevOps::new::<DummyNetDev>().eth_addr();
+static DUMMY_NETDEV_OPS: NetDeviceVTable<()> = NetDeviceVTable::new::<DummyNetDev>().eth_addr();
 
 /// `dummy_ethtool_ops`.
 struct DummyEthtool;
@@ -106,13 +106,13 @@ impl EthtoolOps for DummyEthtool {
     const GET_TS_INFO: bool = true;
 }
 
-static DUMMY_ETHTOOL_OPS: EthtoolTable<()> = EthtoolTable::new::<DummyEthtool>();
+static DUMMY_ETHTOOL_OPS: EthtoolVTable<()> = EthtoolVTable::new::<DummyEthtool>();
 
 /// The driver as rtnetlink sees it (`dummy_link_ops`).
 struct Dummy;
 
 #[vtable]
-impl NetDriver for Dummy {
+impl RtnlLinkOps for Dummy {
     type Priv = ();
 
     /// `dummy_setup()`.
@@ -163,7 +163,7 @@ impl NetDriver for Dummy {
 }
 
 /// `dummy_link_ops`.
-static DUMMY_LINK_OPS: LinkOps<()> = LinkOps::new::<Dummy>(c_str!("dummy"));
+static DUMMY_LINK_OPS: RtnlLinkVTable<()> = RtnlLinkVTable::new::<Dummy>(c_str!("dummy"));
 
 /// `dummy_init_one()`.
 fn dummy_init_one(rtnl: &mut Rtnl<'_>) -> Result {
@@ -180,14 +180,14 @@ fn dummy_init_one(rtnl: &mut Rtnl<'_>) -> Result {
 }
 
 struct RustDummy {
-    _link: LinkOpsRegistration<()>,
+    _link: RtnlLinkRegistration<()>,
 }
 
 impl kernel::Module for RustDummy {
     /// `dummy_init_module()`: the link kind, then `numdummies` devices; if
     /// one fails, the kind goes again, with the devices made so far.
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let link = LinkOpsRegistration::register(&DUMMY_LINK_OPS)?;
+        let link = RtnlLinkRegistration::register(&DUMMY_LINK_OPS)?;
         Rtnl::with(|rtnl| -> Result {
             for _ in 0..sys::param_numdummies() {
                 dummy_init_one(rtnl)?;

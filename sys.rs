@@ -5,8 +5,8 @@
 //! queues, RCU, rtnl, timers, the misc device, debugfs, rtnl link ops, the
 //! netdevice notifier, LSM hooks), in the shape of the kernel's own Rust abstractions.
 //! It knows nothing of the driver: the driver implements traits
-//! ([`NetDriver`], [`NetDevOps`], [`NetdevEvents`], [`FileOps`],
-//! [`TextFile`], [`DevTextFile`], [`TimerCallback`]) and generic adapters here
+//! ([`RtnlLinkOps`], [`NetDeviceOps`], [`NetDeviceNotifierOps`], [`FileOps`],
+//! [`DebugfsFileOps`], [`DebugfsDevFileOps`], [`TimerCallback`]) and generic adapters here
 //! turn them into the C tables at compile time. Every `unsafe` block of the
 //! module lives here (this file and `sys/`, one file per concept). C's
 //! inline functions and macros are called through the one-line helpers of
@@ -150,15 +150,16 @@ pub(crate) use bench::{hide, rdtsc};
 #[cfg(CONFIG_COMPAT)]
 pub(crate) use chrdev::COMPAT_IFREQ_LEN;
 pub(crate) use chrdev::{
-    impl_file_socket, Fasync, FileOperations, FileOps, FileSocket, IoctlAbi, MiscDevice,
-    MiscRegistration, SeqFile,
+    impl_file_socket, Fasync, FileOps, FileSocket, FileVTable, IoctlAbi, MiscDevice,
+    MiscDeviceRegistration, SeqFile,
 };
 pub(crate) use cred::{
     capable_net_admin, current_euid_is, from_kgid_munged, from_kuid_munged, in_egroup, make_kgid,
     make_kuid,
 };
 pub(crate) use debugfs::{
-    DebugfsFops, DebugfsRoot, DebugfsRootRegistration, DevDebugfs, DevTextFile, TextBuf, TextFile,
+    DebugfsDevFileOps, DebugfsFileOps, DebugfsFileVTable, DebugfsRoot, DebugfsRootRegistration,
+    DevDebugfs, TextBuf,
 };
 /// `NET_SKB_PAD` (include/linux/skbuff.h), evaluated in `bindings_helper.h`.
 pub(crate) const NET_SKB_PAD: usize = bindings::RTUN_NET_SKB_PAD as usize;
@@ -166,17 +167,19 @@ pub(crate) use napi::frags::{NapiFrags, NapiFragsLocked};
 pub(crate) use napi::{Napi, NapiPoll, NAPI_POLL_WEIGHT};
 pub(crate) use netdev::builder::{DevSetup, NameAssign, NetDeviceBuilder};
 pub(crate) use netdev::device::{NetDevice, IFF_UP, IFRU_LEN, SOCKADDR_LEN};
-pub(crate) use netdev::ethtool::{Channels, DrvInfo, EthtoolOps, EthtoolTable, LinkKsettings};
+pub(crate) use netdev::ethtool::{Channels, DrvInfo, EthtoolOps, EthtoolVTable, LinkKsettings};
 pub(crate) use netdev::link::{
-    nla_total_size, LinkAttrs, LinkOps, LinkOpsRegistration, NetDriver, NlMsg,
+    nla_total_size, LinkAttrs, NlMsg, RtnlLinkOps, RtnlLinkRegistration, RtnlLinkVTable,
 };
 pub(crate) use netdev::rcudev::{InUninit, RcuDev};
 // Used by rust_dummy (dummy.rs), not by rust_tun.
 #[allow(unused_imports)]
 pub(crate) use netdev::link::{is_valid_ether_addr, ETH_ALEN};
 pub(crate) use netdev::netns::{module_get, module_put, NetNs};
-pub(crate) use netdev::notifier::{DevEvent, NetdevEvents, Notifier, NotifierRegistration};
-pub(crate) use netdev::ops::{DevOps, NetDevOps, Stats64, TxResult};
+pub(crate) use netdev::notifier::{
+    DevEvent, NetDeviceNotifierOps, NetDeviceNotifierRegistration, NetDeviceNotifierVTable,
+};
+pub(crate) use netdev::ops::{NetDeviceOps, NetDeviceVTable, Stats64, TxResult};
 pub(crate) use param::{param_dropin, param_flow_ageing, param_micro_bench_calls, param_unguarded};
 // Used by rust_dummy (dummy.rs), not by rust_tun.
 #[allow(unused_imports)]
@@ -201,6 +204,6 @@ pub(crate) use sync::publish::{OncePin, RcuArc, Unpublished, UnpublishedBatch};
 pub(crate) use sync::rtnl::{Rtnl, RtnlLocked};
 pub(crate) use sync::time::{jiffies, rcu_cookie, round_jiffies_up, Timed, TimerCallback, HZ};
 pub(crate) use sync::wait::{poll, PollTable};
-pub(crate) use sysfs::{AttrGroup, AttrList, DevAttrShow, DevAttribute, SysfsBuf};
+pub(crate) use sysfs::{AttrGroup, AttrList, DeviceAttributeOps, DeviceAttributeVTable, SysfsBuf};
 pub(crate) use vnet::{VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN, VNET_HDR_TNL_SIZE};
 pub(crate) use xdp::XdpBuff;

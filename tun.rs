@@ -56,9 +56,9 @@ mod xmit;
 use flow_table::{FlowTable, Flows};
 use link::{link_ops, tun_default_link_ksettings};
 use sys::{
-    DebugfsFops, DebugfsRoot, DevDebugfs, DevOps, FileOperations, LinkKsettings, MiscDevice,
-    NetDevice, NetNs, Notifier, PerCpuCounters, Proto, RcuArc, RcuDev, RtnlLocked, SkbRing, Sock,
-    SockFprog, Stats64, TunSecurity,
+    DebugfsFileVTable, DebugfsRoot, DevDebugfs, FileVTable, LinkKsettings, MiscDevice, NetDevice,
+    NetDeviceNotifierVTable, NetDeviceVTable, NetNs, PerCpuCounters, Proto, RcuArc, RcuDev,
+    RtnlLocked, SkbRing, Sock, SockFprog, Stats64, TunSecurity,
 };
 use txfilter::TxFilter;
 
@@ -415,26 +415,26 @@ static TUN_PROTO: Proto = Proto::new::<chr::TunChr>(b"rust_tun");
 /// The device ops: TUN guarded, TUN unguarded, TAP guarded, TAP unguarded.
 /// The mode is fixed per device by its ops, so the transmit path pays
 /// nothing to know it (`xmit::TunNetDev<UNGUARDED>`).
-static NETDEV_OPS: [DevOps<Tun>; 4] = [
-    DevOps::new::<xmit::TunNetDev<false>>(),
-    DevOps::new::<xmit::TunNetDev<true>>(),
+static NETDEV_OPS: [NetDeviceVTable<Tun>; 4] = [
+    NetDeviceVTable::new::<xmit::TunNetDev<false>>(),
+    NetDeviceVTable::new::<xmit::TunNetDev<true>>(),
     // `tap_netdev_ops`: an Ethernet device's address ops, and frames
     // handed on as they are.
-    DevOps::new::<xmit::TunNetDev<false>>()
+    NetDeviceVTable::new::<xmit::TunNetDev<false>>()
         .eth_addr()
         .passthru_features_check(),
-    DevOps::new::<xmit::TunNetDev<true>>()
+    NetDeviceVTable::new::<xmit::TunNetDev<true>>()
         .eth_addr()
         .passthru_features_check(),
 ];
 
 /// The netdevice notifier (`tun_notifier_block`).
-static TUN_NOTIFIER: Notifier = Notifier::new::<queue::TunEvents>();
+static TUN_NOTIFIER: NetDeviceNotifierVTable = NetDeviceNotifierVTable::new::<queue::TunEvents>();
 
 /// The character device (tun.c's `tun_miscdev`): `/dev/net/rust_tun` with
 /// a dynamic minor beside tun.ko, `/dev/net/tun` (minor 200) in drop-in
 /// mode.
-static TUN_FOPS: FileOperations = FileOperations::new::<chr::TunChr>();
+static TUN_FOPS: FileVTable = FileVTable::new::<chr::TunChr>();
 
 // tun.ko's exports for vhost-net, as `rtun_*` (sys/vhost.rs).
 sys::vhost::export_tun_files!(chr::TunChr, TUN_FOPS);
@@ -455,10 +455,10 @@ static DROPIN_MISCDEV: MiscDevice = MiscDevice::new(
 
 /// `<debugfs>/rust_tun` and its files.
 static DEBUGFS_ROOT: DebugfsRoot = DebugfsRoot::new();
-static JUMP_SITES_FOPS: DebugfsFops = DebugfsFops::text::<debugfs::JumpSites>();
-static MICRO_BENCH_FOPS: DebugfsFops = DebugfsFops::text::<bench::MicroBench>();
-static DEV_FLOWS_FOPS: DebugfsFops<Tun> = DebugfsFops::dev_text::<debugfs::Flows>();
-static DEV_STATS_FOPS: DebugfsFops<Tun> = DebugfsFops::dev_text::<debugfs::Stats>();
+static JUMP_SITES_FOPS: DebugfsFileVTable = DebugfsFileVTable::new::<debugfs::JumpSites>();
+static MICRO_BENCH_FOPS: DebugfsFileVTable = DebugfsFileVTable::new::<bench::MicroBench>();
+static DEV_FLOWS_FOPS: DebugfsFileVTable<Tun> = DebugfsFileVTable::new_dev::<debugfs::Flows>();
+static DEV_STATS_FOPS: DebugfsFileVTable<Tun> = DebugfsFileVTable::new_dev::<debugfs::Stats>();
 
 // ---------------------------------------------------------------------------
 // The module.
@@ -466,9 +466,9 @@ static DEV_STATS_FOPS: DebugfsFops<Tun> = DebugfsFops::dev_text::<debugfs::Stats
 struct RustTun {
     // Dropped in this order: no new files, every device of ours goes, no
     // more device events, then the debugfs root.
-    _misc: sys::MiscRegistration,
-    _link: sys::LinkOpsRegistration<Tun>,
-    _notifier: sys::NotifierRegistration,
+    _misc: sys::MiscDeviceRegistration,
+    _link: sys::RtnlLinkRegistration<Tun>,
+    _notifier: sys::NetDeviceNotifierRegistration,
     _debugfs: Option<sys::DebugfsRootRegistration>,
 }
 
@@ -480,8 +480,8 @@ impl kernel::Module for RustTun {
             root.dir()
                 .text_file(c_str!("micro_bench"), &MICRO_BENCH_FOPS);
         }
-        let notifier = sys::NotifierRegistration::register(&TUN_NOTIFIER)?;
-        let link = sys::LinkOpsRegistration::register(link_ops()).inspect_err(|e| {
+        let notifier = sys::NetDeviceNotifierRegistration::register(&TUN_NOTIFIER)?;
+        let link = sys::RtnlLinkRegistration::register(link_ops()).inspect_err(|e| {
             if dropin() && *e == EEXIST {
                 pr_err!("dropin: rtnl link kind \"tun\" is registered already (tun.ko loaded?)\n");
             }
@@ -491,7 +491,7 @@ impl kernel::Module for RustTun {
         } else {
             &TUN_MISCDEV
         };
-        let misc = sys::MiscRegistration::register(misc).inspect_err(|e| {
+        let misc = sys::MiscDeviceRegistration::register(misc).inspect_err(|e| {
             if dropin() && *e == EBUSY {
                 pr_err!(
                     "dropin: misc minor 200 (/dev/net/tun) is taken already (tun.ko loaded?)\n"

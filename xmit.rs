@@ -8,7 +8,7 @@
 use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
 use crate::sys::{
-    compat, poll, rcu, smp_mb__after_atomic, BhOff, DropReason, FasyncBand, InUninit, NetDevOps,
+    compat, poll, rcu, smp_mb__after_atomic, BhOff, DropReason, FasyncBand, InUninit, NetDeviceOps,
     Rtnl, SkBuff, Stats64, TunSecurity, TxResult,
 };
 use crate::txfilter::ETH_ALEN;
@@ -23,7 +23,7 @@ use kernel::prelude::*;
 pub(crate) struct TunNetDev<const UNGUARDED: bool>;
 
 #[vtable]
-impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
+impl<const UNGUARDED: bool> NetDeviceOps for TunNetDev<UNGUARDED> {
     type Priv = Tun;
 
     /// `tun_net_init()`: the device's LSM blob, then the attach of the

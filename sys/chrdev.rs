@@ -2,8 +2,8 @@
 
 //! Character devices: the [`FileOps`] a driver implements for its open
 //! files, the `file_operations` built from them at compile time
-//! ([`FileOperations`]), and the misc device that carries them
-//! ([`MiscDevice`], [`MiscRegistration`]); the shape of newer kernels'
+//! ([`FileVTable`]), and the misc device that carries them
+//! ([`MiscDevice`], [`MiscDeviceRegistration`]); the shape of newer kernels'
 //! `rust/kernel/miscdevice.rs`.
 
 use super::skb::{IovIterDest, IovIterSource};
@@ -88,7 +88,7 @@ pub(crate) trait FileOps: 'static {
 }
 
 /// File state that may carry a socket ([`Sock`]) standing for the file, as
-/// tun.c's `tun_file` carries its `struct socket`: [`FileOperations`] sets
+/// tun.c's `tun_file` carries its `struct socket`: [`FileVTable`] sets
 /// the socket's `file` at open and clears it at release, so the kernel's
 /// users of `skb->sk->sk_socket->file` (the owner match of netfilter, uid
 /// logging) see the file while it exists and nothing after.
@@ -197,9 +197,9 @@ impl core::fmt::Write for SeqFile {
 /// The `file_operations` of a [`FileOps`], built at compile time: a
 /// `static` of the driver's. Open files pin the module (`owner`), and
 /// `FMODE_NOWAIT` is set at open, so `RWF_NOWAIT` I/O is served.
-pub(crate) struct FileOperations(bindings::file_operations);
+pub(crate) struct FileVTable(bindings::file_operations);
 
-impl FileOperations {
+impl FileVTable {
     /// The data of `file` if it is one of these operations' files.
     ///
     /// # Safety
@@ -225,9 +225,9 @@ impl FileOperations {
 }
 
 // SAFETY: Function pointers and the module pointer, read by the kernel.
-unsafe impl Sync for FileOperations {}
+unsafe impl Sync for FileVTable {}
 
-impl FileOperations {
+impl FileVTable {
     pub(crate) const fn new<T: FileOps>() -> Self {
         type A<T> = FopsAdapter<T>;
         Self(bindings::file_operations {
@@ -474,7 +474,7 @@ impl MiscDevice {
         name: &'static CStr,
         nodename: &'static CStr,
         mode: u16,
-        fops: &'static FileOperations,
+        fops: &'static FileVTable,
     ) -> Self {
         Self(KernelStatic::new(bindings::miscdevice {
             minor: match minor {
@@ -491,9 +491,9 @@ impl MiscDevice {
 }
 
 /// Registration of a misc device, undone on drop.
-pub(crate) struct MiscRegistration(&'static MiscDevice);
+pub(crate) struct MiscDeviceRegistration(&'static MiscDevice);
 
-impl MiscRegistration {
+impl MiscDeviceRegistration {
     /// `misc_register()`.
     pub(crate) fn register(dev: &'static MiscDevice) -> Result<Self> {
         // SAFETY: A static miscdevice, registered once.
@@ -502,7 +502,7 @@ impl MiscRegistration {
     }
 }
 
-impl Drop for MiscRegistration {
+impl Drop for MiscDeviceRegistration {
     fn drop(&mut self) {
         // SAFETY: Registered in `register`.
         unsafe { bindings::misc_deregister(self.0 .0.get()) }

@@ -12,7 +12,7 @@
 //! [`export_tun_files!`] makes the functions for a driver's
 //! [`TunFileExports`]; `helpers/exports.c` exports them.
 
-use super::chrdev::FileOperations;
+use super::chrdev::FileVTable;
 use super::ring::{RingConsumer, SkbRing};
 use super::sockops::SockOps;
 use super::FileSocket;
@@ -39,7 +39,7 @@ pub(crate) trait TunFileExports: SockOps {
 /// `T`'s file operations.
 pub(crate) unsafe fn get_socket<T: TunFileExports>(
     file: *mut bindings::file,
-    fops: &'static FileOperations,
+    fops: &'static FileVTable,
 ) -> *mut bindings::socket {
     // SAFETY: As the caller guarantees.
     match unsafe { fops.data_of::<T>(file) } {
@@ -58,7 +58,7 @@ pub(crate) unsafe fn get_socket<T: TunFileExports>(
 /// As [`get_socket`].
 pub(crate) unsafe fn get_tx_ring<T: TunFileExports>(
     file: *mut bindings::file,
-    fops: &'static FileOperations,
+    fops: &'static FileVTable,
 ) -> *mut bindings::ptr_ring {
     // SAFETY: As the caller guarantees.
     match unsafe { fops.data_of::<T>(file) } {
@@ -75,7 +75,7 @@ pub(crate) unsafe fn get_tx_ring<T: TunFileExports>(
 /// file's ring (`tun_get_tx_ring()`'s), as vhost-net does.
 pub(crate) unsafe fn wake_queue<T: TunFileExports>(
     file: *mut bindings::file,
-    fops: &'static FileOperations,
+    fops: &'static FileVTable,
     consumed: core::ffi::c_int,
 ) {
     // SAFETY: As the caller guarantees.

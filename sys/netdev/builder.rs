@@ -5,10 +5,10 @@
 //! [`NameAssign`].
 
 use super::device::NetDevice;
-use super::ethtool::EthtoolTable;
-use super::link::{setup, LinkOps, NetDriver};
+use super::ethtool::EthtoolVTable;
+use super::link::{setup, RtnlLinkOps, RtnlLinkVTable};
 use super::netns::NetNs;
-use super::ops::DevOps;
+use super::ops::NetDeviceVTable;
 use crate::bindings;
 use crate::sys::sync::rtnl::Rtnl;
 use crate::sys::sysfs::AttrGroup;
@@ -59,8 +59,8 @@ pub(crate) enum NameAssign {
 impl<P: Sync> NetDeviceBuilder<P> {
     /// `alloc_netdev_mqs()` with `D`'s set-up, `init` in the private area,
     /// `link`'s ops, in namespace `net` (`None`: the initial one).
-    pub(crate) fn alloc<D: NetDriver<Priv = P>>(
-        link: &'static LinkOps<P>,
+    pub(crate) fn alloc<D: RtnlLinkOps<Priv = P>>(
+        link: &'static RtnlLinkVTable<P>,
         name: &CStr,
         assign: NameAssign,
         queues: u32,
@@ -104,7 +104,7 @@ impl<P: Sync> NetDeviceBuilder<P> {
     }
 
     /// `register_netdevice()`, which calls the ops' `ndo_init` (see
-    /// [`NetDevOps::init`]).
+    /// [`NetDeviceOps::init`]).
     pub(crate) fn register<'g>(self, _rtnl: &mut Rtnl<'g>) -> Result<&'g NetDevice<P>> {
         let p = core::mem::ManuallyDrop::new(self).0;
         // SAFETY: rtnl held; the device is fully set up, its private area
@@ -123,7 +123,7 @@ impl<P: Sync> NetDeviceBuilder<P> {
     }
 }
 
-/// A device being set up: the argument of [`NetDriver::setup`], and what a
+/// A device being set up: the argument of [`RtnlLinkOps::setup`], and what a
 /// [`NetDeviceBuilder`] derefs to. Its private area is not reachable from
 /// here (during `setup` it does not exist yet).
 ///
@@ -150,14 +150,14 @@ impl<P> DevSetup<P> {
     }
 
     /// Sets the device's `net_device_ops` (for devices holding a `P`).
-    pub(crate) fn set_ops(&mut self, ops: &'static DevOps<P>) {
+    pub(crate) fn set_ops(&mut self, ops: &'static NetDeviceVTable<P>) {
         // SAFETY: We own the unregistered device.
         unsafe { (*self.dev()).netdev_ops = &ops.0 };
     }
 
     /// Sets the device's `ethtool_ops` (for devices holding a `P`); without
     /// them the core's defaults apply (`default_ethtool_ops`).
-    pub(crate) fn set_ethtool_ops(&mut self, ops: &'static EthtoolTable<P>) {
+    pub(crate) fn set_ethtool_ops(&mut self, ops: &'static EthtoolVTable<P>) {
         // SAFETY: We own the unregistered device.
         unsafe { (*self.dev()).ethtool_ops = &ops.0 };
     }

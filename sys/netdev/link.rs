@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! rtnl link ops: the [`NetDriver`] a driver implements, [`LinkOps`] (its
-//! `struct rtnl_link_ops`, built at compile time), [`LinkOpsRegistration`],
+//! rtnl link ops: the [`RtnlLinkOps`] a driver implements, [`RtnlLinkVTable`] (its
+//! `struct rtnl_link_ops`, built at compile time), [`RtnlLinkRegistration`],
 //! and the netlink pieces its ops see ([`NlMsg`], [`LinkAttrs`]).
 
 use super::builder::{register_raw, DevSetup};
@@ -16,11 +16,11 @@ use kernel::error::{from_result, to_result, VTABLE_DEFAULT_ERROR};
 use kernel::prelude::*;
 
 /// The rtnl link ops of a net device driver (`struct rtnl_link_ops`), whose
-/// devices' private areas hold a `Priv`: [`LinkOps::new`] builds the C table
+/// devices' private areas hold a `Priv`: [`RtnlLinkVTable::new`] builds the C table
 /// at compile time. An optional op the driver does not implement stays
 /// `NULL` there (`#[vtable]`'s `HAS_*`), so the core's default applies.
 #[vtable]
-pub(crate) trait NetDriver: 'static {
+pub(crate) trait RtnlLinkOps: 'static {
     /// The private area.
     type Priv: Sync + 'static;
 
@@ -32,21 +32,21 @@ pub(crate) trait NetDriver: 'static {
 
     /// `rtnl_link_ops.validate`: checks the attributes of an `ip link add
     /// ... type KIND` request before a device is allocated. Without it,
-    /// every request goes on to [`NetDriver::newlink`].
+    /// every request goes on to [`RtnlLinkOps::newlink`].
     fn validate(_attrs: &LinkAttrs<'_>) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
     /// `rtnl_link_ops.newlink`: the private area of a device that `ip link
     /// add ... type KIND` creates (allocated and set up by the core with
-    /// [`NetDriver::setup`], the request's attributes applied); the layer
+    /// [`RtnlLinkOps::setup`], the request's attributes applied); the layer
     /// then registers it. Without it, creating a device through rtnetlink
     /// fails with `EOPNOTSUPP`: the layer cannot make a `Priv` from nothing.
     fn newlink(_attrs: &LinkAttrs<'_>) -> Result<Self::Priv> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
-    /// `rtnl_link_ops.get_size`: the most [`NetDriver::fill_info`] puts.
+    /// `rtnl_link_ops.get_size`: the most [`RtnlLinkOps::fill_info`] puts.
     fn get_size(_dev: &NetDevice<Self::Priv>) -> usize {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
@@ -129,17 +129,17 @@ pub(crate) fn is_valid_ether_addr(addr: &[u8; ETH_ALEN]) -> bool {
 pub(crate) const ETH_ALEN: usize = bindings::ETH_ALEN as usize;
 
 /// The `rtnl_link_ops` of a driver (`kind`, set-up, private size, the
-/// optional ops of its [`NetDriver`]), built at compile time: a `static`
+/// optional ops of its [`RtnlLinkOps`]), built at compile time: a `static`
 /// of the driver's.
-pub(crate) struct LinkOps<P>(KernelStatic<bindings::rtnl_link_ops>, PhantomData<P>);
+pub(crate) struct RtnlLinkVTable<P>(KernelStatic<bindings::rtnl_link_ops>, PhantomData<P>);
 
 // SAFETY: Rust only hands out the raw pointer; the kernel serialises its
 // writes to the ops (under rtnl).
-unsafe impl<P> Sync for LinkOps<P> {}
+unsafe impl<P> Sync for RtnlLinkVTable<P> {}
 
-impl<P> LinkOps<P> {
+impl<P> RtnlLinkVTable<P> {
     /// The link ops of driver `D`, kind `kind`.
-    pub(crate) const fn new<D: NetDriver<Priv = P>>(kind: &'static CStr) -> Self {
+    pub(crate) const fn new<D: RtnlLinkOps<Priv = P>>(kind: &'static CStr) -> Self {
         Self(
             KernelStatic::new(bindings::rtnl_link_ops {
                 kind: crate::sys::compat::cstr_ptr(kind).cast(),
@@ -188,7 +188,7 @@ impl<P> LinkOps<P> {
 ///
 /// Called by `alloc_netdev_mqs` (from [`NetDeviceBuilder::alloc`] or
 /// rtnetlink) with a fresh, unregistered device.
-pub(super) unsafe extern "C" fn setup<D: NetDriver>(dev: *mut bindings::net_device) {
+pub(super) unsafe extern "C" fn setup<D: RtnlLinkOps>(dev: *mut bindings::net_device) {
     // SAFETY: A fresh device, ours to set up.
     unsafe {
         // The layer's memory model: the core frees an unregistered device
@@ -208,7 +208,7 @@ pub(super) unsafe extern "C" fn setup<D: NetDriver>(dev: *mut bindings::net_devi
 /// # Safety
 ///
 /// Called by rtnetlink with the request's `tb[]` (`IFLA_MAX + 1` entries).
-unsafe extern "C" fn link_validate<D: NetDriver>(
+unsafe extern "C" fn link_validate<D: RtnlLinkOps>(
     tb: *mut *mut bindings::nlattr,
     _data: *mut *mut bindings::nlattr,
     _extack: *mut bindings::netlink_ext_ack,
@@ -231,7 +231,7 @@ crate::sys::compat::define_newlink!(link_newlink, link_newlink_common);
 /// Called by rtnetlink, under rtnl, with a fresh unregistered device of
 /// these ops (`priv_size` bytes of private area, set up by `setup::<D>`)
 /// and the request's `tb[]`.
-unsafe fn link_newlink_common<D: NetDriver>(
+unsafe fn link_newlink_common<D: RtnlLinkOps>(
     dev: *mut bindings::net_device,
     tb: *mut *mut bindings::nlattr,
 ) -> c_int {
@@ -264,7 +264,7 @@ unsafe fn link_newlink_common<D: NetDriver>(
 /// # Safety
 ///
 /// Called by rtnetlink, under rtnl, on a device of `D`'s (its link ops).
-unsafe extern "C" fn link_get_size<D: NetDriver>(dev: *const bindings::net_device) -> usize {
+unsafe extern "C" fn link_get_size<D: RtnlLinkOps>(dev: *const bindings::net_device) -> usize {
     // SAFETY: A registered device of `D`'s.
     D::get_size(unsafe { NetDevice::from_raw(dev.cast_mut()) })
 }
@@ -275,7 +275,7 @@ unsafe extern "C" fn link_get_size<D: NetDriver>(dev: *const bindings::net_devic
 ///
 /// Called by rtnetlink, under rtnl, on a device of `D`'s with the message
 /// being built.
-unsafe extern "C" fn link_fill_info<D: NetDriver>(
+unsafe extern "C" fn link_fill_info<D: RtnlLinkOps>(
     skb: *mut bindings::sk_buff,
     dev: *const bindings::net_device,
 ) -> c_int {
@@ -285,18 +285,18 @@ unsafe extern "C" fn link_fill_info<D: NetDriver>(
 }
 
 /// Registration of link ops, undone on drop.
-pub(crate) struct LinkOpsRegistration<P: 'static>(&'static LinkOps<P>);
+pub(crate) struct RtnlLinkRegistration<P: 'static>(&'static RtnlLinkVTable<P>);
 
-impl<P> LinkOpsRegistration<P> {
+impl<P> RtnlLinkRegistration<P> {
     /// `rtnl_link_register()`.
-    pub(crate) fn register(ops: &'static LinkOps<P>) -> Result<Self> {
+    pub(crate) fn register(ops: &'static RtnlLinkVTable<P>) -> Result<Self> {
         // SAFETY: Static ops, registered once.
         to_result(unsafe { bindings::rtnl_link_register(ops.as_ptr()) })?;
         Ok(Self(ops))
     }
 }
 
-impl<P> Drop for LinkOpsRegistration<P> {
+impl<P> Drop for RtnlLinkRegistration<P> {
     fn drop(&mut self) {
         // SAFETY: Registered in `register`; this also unregisters every
         // device of these ops left.

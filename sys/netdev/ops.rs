@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `net_device_ops`: the [`NetDevOps`] a driver implements, [`DevOps`] (the
+//! `net_device_ops`: the [`NetDeviceOps`] a driver implements, [`NetDeviceVTable`] (the
 //! C table, built at compile time) and its trampolines, [`TxResult`],
 //! [`Stats64`].
 
@@ -41,11 +41,11 @@ pub(crate) struct Stats64 {
 }
 
 /// The `net_device_ops` of a driver's devices, whose private areas hold a
-/// `Priv`: [`DevOps::new`] builds the C table at compile time. An optional
+/// `Priv`: [`NetDeviceVTable::new`] builds the C table at compile time. An optional
 /// op the driver does not implement stays `NULL` (`#[vtable]`'s `HAS_*`),
 /// so the core's default applies; `ndo_start_xmit` is required, as in C.
 #[vtable]
-pub(crate) trait NetDevOps: 'static {
+pub(crate) trait NetDeviceOps: 'static {
     /// The private area.
     type Priv: Sync + 'static;
 
@@ -118,16 +118,16 @@ pub(crate) trait NetDevOps: 'static {
 }
 
 /// A `net_device_ops` table for devices holding a `P`, built at compile
-/// time from a [`NetDevOps`], and optionally some of C's library ops: a
+/// time from a [`NetDeviceOps`], and optionally some of C's library ops: a
 /// `static` of the driver's.
-pub(crate) struct DevOps<P>(pub(super) bindings::net_device_ops, PhantomData<P>);
+pub(crate) struct NetDeviceVTable<P>(pub(super) bindings::net_device_ops, PhantomData<P>);
 
 // SAFETY: Only function pointers, read by the kernel.
-unsafe impl<P> Sync for DevOps<P> {}
+unsafe impl<P> Sync for NetDeviceVTable<P> {}
 
-impl<P> DevOps<P> {
+impl<P> NetDeviceVTable<P> {
     /// The ops of `T`.
-    pub(crate) const fn new<T: NetDevOps<Priv = P>>() -> Self {
+    pub(crate) const fn new<T: NetDeviceOps<Priv = P>>() -> Self {
         type A<T> = Adapter<T>;
         Self(
             bindings::net_device_ops {
@@ -203,10 +203,10 @@ impl<P> DevOps<P> {
     }
 }
 
-/// The C trampolines of a [`NetDevOps`].
+/// The C trampolines of a [`NetDeviceOps`].
 struct Adapter<T>(PhantomData<T>);
 
-impl<T: NetDevOps> Adapter<T> {
+impl<T: NetDeviceOps> Adapter<T> {
     /// # Safety
     ///
     /// Called by `register_netdevice()`, under rtnl, on a device whose ops
