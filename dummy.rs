@@ -114,6 +114,7 @@ struct Dummy;
 #[vtable]
 impl RtnlLinkOps for Dummy {
     type Priv = ();
+    const KIND: &'static CStr = c_str!("dummy");
 
     /// `dummy_setup()`.
     fn setup(dev: &mut DevSetup<()>) {
@@ -163,11 +164,11 @@ impl RtnlLinkOps for Dummy {
 }
 
 /// `dummy_link_ops`.
-static DUMMY_LINK_OPS: RtnlLinkVTable<()> = RtnlLinkVTable::new::<Dummy>(c_str!("dummy"));
+static DUMMY_LINK_OPS: RtnlLinkVTable<()> = RtnlLinkVTable::new::<Dummy>();
 
 /// `dummy_init_one()`.
 fn dummy_init_one(rtnl: &mut Rtnl<'_>) -> Result {
-    let dev = NetDeviceBuilder::alloc::<Dummy>(
+    let dev = NetDeviceBuilder::alloc(
         &DUMMY_LINK_OPS,
         c_str!("dummy%d"),
         NameAssign::Enum,

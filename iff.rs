@@ -6,7 +6,7 @@
 //! (`tun_set_queue`) and permissions (`tun_permitted`).
 
 use crate::ioctl::{IFNAMSIZ, IFREQ_LEN};
-use crate::link::{link_ops, TunDriver, TUN_ATTR_GROUP};
+use crate::link::{link_ops, TUN_ATTR_GROUP};
 use crate::queue::{__tun_detach, tun_attach, tun_force_wake_queue};
 use crate::sys::{self, compat, NameAssign, NetDevice, NetDeviceBuilder, Rtnl};
 use crate::{
@@ -160,7 +160,7 @@ pub(crate) fn tun_set_iff<'g>(
                 tfile.sock.sndbuf(),
                 (tfile.into(), flags),
             );
-            let mut b = NetDeviceBuilder::alloc::<TunDriver>(
+            let mut b = NetDeviceBuilder::alloc(
                 link_ops(),
                 name,
                 NameAssign::Unknown,

@@ -20,12 +20,18 @@ use core::sync::atomic::Ordering;
 use kernel::c_str;
 use kernel::prelude::*;
 
-/// The driver, as rtnetlink sees it (`tun_link_ops`).
-pub(crate) struct TunDriver;
+/// The driver, as rtnetlink sees it (`tun_link_ops`): of kind `rust_tun`
+/// beside tun.ko, `tun` in drop-in mode (`DROPIN`).
+pub(crate) struct TunDriver<const DROPIN: bool>;
 
 #[vtable]
-impl RtnlLinkOps for TunDriver {
+impl<const DROPIN: bool> RtnlLinkOps for TunDriver<DROPIN> {
     type Priv = Tun;
+    const KIND: &'static CStr = if DROPIN {
+        c_str!("tun")
+    } else {
+        c_str!("rust_tun")
+    };
 
     /// `tun_setup()`: tun's ethtool ops, lockless transmit, the default
     /// `tx_queue_len` (TUN/TAP specifics come with `tun_net_initialize()`,
@@ -172,9 +178,8 @@ pub(crate) const fn tun_default_link_ksettings() -> LinkKsettings {
 /// `ip link del` works, module unload deletes what is left; they also mark
 /// a device as ours. Kind `rust_tun` beside tun.ko, `tun` in drop-in mode
 /// (what `ip tuntap show` lists).
-pub(crate) static TUN_LINK_OPS: RtnlLinkVTable<Tun> =
-    RtnlLinkVTable::new::<TunDriver>(c_str!("rust_tun"));
-static DROPIN_LINK_OPS: RtnlLinkVTable<Tun> = RtnlLinkVTable::new::<TunDriver>(c_str!("tun"));
+pub(crate) static TUN_LINK_OPS: RtnlLinkVTable<Tun> = RtnlLinkVTable::new::<TunDriver<false>>();
+static DROPIN_LINK_OPS: RtnlLinkVTable<Tun> = RtnlLinkVTable::new::<TunDriver<true>>();
 
 /// This mode's link ops.
 pub(crate) fn link_ops() -> &'static RtnlLinkVTable<Tun> {

@@ -6,7 +6,7 @@
 
 use super::device::NetDevice;
 use super::ethtool::EthtoolVTable;
-use super::link::{setup, RtnlLinkOps, RtnlLinkVTable};
+use super::link::RtnlLinkVTable;
 use super::netns::NetNs;
 use super::ops::NetDeviceVTable;
 use crate::bindings;
@@ -57,9 +57,9 @@ pub(crate) enum NameAssign {
 }
 
 impl<P: Sync> NetDeviceBuilder<P> {
-    /// `alloc_netdev_mqs()` with `D`'s set-up, `init` in the private area,
-    /// `link`'s ops, in namespace `net` (`None`: the initial one).
-    pub(crate) fn alloc<D: RtnlLinkOps<Priv = P>>(
+    /// `alloc_netdev_mqs()` with `link`'s set-up, `init` in the private
+    /// area, `link`'s ops, in namespace `net` (`None`: the initial one).
+    pub(crate) fn alloc(
         link: &'static RtnlLinkVTable<P>,
         name: &CStr,
         assign: NameAssign,
@@ -74,7 +74,7 @@ impl<P: Sync> NetDeviceBuilder<P> {
                 core::mem::size_of::<P>() as c_int,
                 crate::sys::compat::cstr_ptr(name).cast(),
                 assign as u8,
-                Some(setup::<D>),
+                Some(link.1),
                 queues,
                 queues,
             )

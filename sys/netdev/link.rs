@@ -24,6 +24,10 @@ pub(crate) trait RtnlLinkOps: 'static {
     /// The private area.
     type Priv: Sync + 'static;
 
+    /// `rtnl_link_ops.kind`: the link kind (`ip link add ... type KIND`,
+    /// `ip -d link`'s name for the driver), as phy's `Driver::NAME`.
+    const KIND: &'static CStr;
+
     /// `rtnl_link_ops.setup`, also `alloc_netdev()`'s: fills in a fresh
     /// device, before its private area exists (it is not reachable from a
     /// [`DevSetup`]). The layer has set `needs_free_netdev` and per-CPU
@@ -130,19 +134,26 @@ pub(crate) const ETH_ALEN: usize = bindings::ETH_ALEN as usize;
 
 /// The `rtnl_link_ops` of a driver (`kind`, set-up, private size, the
 /// optional ops of its [`RtnlLinkOps`]), built at compile time: a `static`
-/// of the driver's.
-pub(crate) struct RtnlLinkVTable<P>(KernelStatic<bindings::rtnl_link_ops>, PhantomData<P>);
+/// of the driver's. Beside it, the set-up function, which
+/// [`NetDeviceBuilder::alloc`](super::builder::NetDeviceBuilder::alloc) gives
+/// `alloc_netdev_mqs()` (the kernel writes the C table's list head, so
+/// Rust does not read the table).
+pub(crate) struct RtnlLinkVTable<P>(
+    KernelStatic<bindings::rtnl_link_ops>,
+    pub(super) unsafe extern "C" fn(*mut bindings::net_device),
+    PhantomData<P>,
+);
 
 // SAFETY: Rust only hands out the raw pointer; the kernel serialises its
 // writes to the ops (under rtnl).
 unsafe impl<P> Sync for RtnlLinkVTable<P> {}
 
 impl<P> RtnlLinkVTable<P> {
-    /// The link ops of driver `D`, kind `kind`.
-    pub(crate) const fn new<D: RtnlLinkOps<Priv = P>>(kind: &'static CStr) -> Self {
+    /// The link ops of driver `D`, of kind `D::KIND`.
+    pub(crate) const fn new<D: RtnlLinkOps<Priv = P>>() -> Self {
         Self(
             KernelStatic::new(bindings::rtnl_link_ops {
-                kind: crate::sys::compat::cstr_ptr(kind).cast(),
+                kind: crate::sys::compat::cstr_ptr(D::KIND).cast(),
                 priv_size: core::mem::size_of::<P>(),
                 setup: Some(setup::<D>),
                 validate: if D::HAS_VALIDATE {
@@ -166,6 +177,7 @@ impl<P> RtnlLinkVTable<P> {
                 },
                 ..zeroed()
             }),
+            setup::<D>,
             PhantomData,
         )
     }
@@ -188,7 +200,7 @@ impl<P> RtnlLinkVTable<P> {
 ///
 /// Called by `alloc_netdev_mqs` (from [`NetDeviceBuilder::alloc`] or
 /// rtnetlink) with a fresh, unregistered device.
-pub(super) unsafe extern "C" fn setup<D: RtnlLinkOps>(dev: *mut bindings::net_device) {
+unsafe extern "C" fn setup<D: RtnlLinkOps>(dev: *mut bindings::net_device) {
     // SAFETY: A fresh device, ours to set up.
     unsafe {
         // The layer's memory model: the core frees an unregistered device
