@@ -46,9 +46,9 @@ mod bindings;
 mod sys;
 
 use sys::{
-    errno, is_valid_ether_addr, BhOff, DevSetup, EthtoolOps, EthtoolVTable, LinkAttrs, NameAssign,
-    NetDevice, NetDeviceBuilder, NetDeviceOps, NetDeviceVTable, Rtnl, RtnlLinkOps,
-    RtnlLinkRegistration, RtnlLinkVTable, SkBuff, TxResult, ETH_ALEN,
+    errno, is_valid_ether_addr, BhOff, DevFlags, DevSetup, EthtoolOps, EthtoolVTable, Features,
+    LinkAttrs, NameAssign, NetDevice, NetDeviceBuilder, NetDeviceOps, NetDeviceVTable, PrivFlags,
+    Rtnl, RtnlLinkOps, RtnlLinkRegistration, RtnlLinkVTable, SkBuff, TxResult, ETH_ALEN,
 };
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -118,7 +118,6 @@ impl RtnlLinkOps for Dummy {
 
     /// `dummy_setup()`.
     fn setup(dev: &mut DevSetup<()>) {
-        use bindings as b;
         dev.ether_setup();
 
         // Initialize the device structure.
@@ -127,18 +126,20 @@ impl RtnlLinkOps for Dummy {
 
         // Fill in device structure with ethernet-generic values.
         let flags = dev.flags();
-        dev.set_flags((flags | b::RTUN_IFF_NOARP) & !b::RTUN_IFF_MULTICAST);
-        dev.priv_flags_set(b::RTUN_IFF_LIVE_ADDR_CHANGE | b::RTUN_IFF_NO_QUEUE);
+        dev.set_flags((flags | DevFlags::NOARP) - DevFlags::MULTICAST);
+        dev.priv_flags_set(PrivFlags::LIVE_ADDR_CHANGE | PrivFlags::NO_QUEUE);
         dev.set_lltx();
-        let features = b::RTUN_NETIF_F_SG
-            | b::RTUN_NETIF_F_FRAGLIST
-            | b::RTUN_NETIF_F_GSO_SOFTWARE
-            | b::RTUN_NETIF_F_HW_CSUM
-            | b::RTUN_NETIF_F_HIGHDMA
-            | b::RTUN_NETIF_F_GSO_ENCAP_ALL;
-        // A fresh device has no features, hence `hw_features |= features`
-        // and `hw_enc_features |= features` are these (no VLAN features).
-        dev.set_features(features, features, 0);
+        let features = Features::SG
+            | Features::FRAGLIST
+            | Features::GSO_SOFTWARE
+            | Features::HW_CSUM
+            | Features::HIGHDMA
+            | Features::GSO_ENCAP_ALL;
+        // A fresh device has no features, hence `features |= ...`,
+        // `hw_features |= dev->features` and `hw_enc_features |=
+        // dev->features` are these.
+        dev.set_features(features);
+        dev.set_hw_features(features);
         dev.set_hw_enc_features(features);
         dev.eth_hw_addr_random();
 

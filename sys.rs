@@ -168,6 +168,7 @@ pub(crate) use napi::{Napi, NapiPoll, NAPI_POLL_WEIGHT};
 pub(crate) use netdev::builder::{DevSetup, NameAssign, NetDeviceBuilder};
 pub(crate) use netdev::device::{NetDevice, IFF_UP, IFRU_LEN, SOCKADDR_LEN};
 pub(crate) use netdev::ethtool::{Channels, DrvInfo, EthtoolOps, EthtoolVTable, LinkKsettings};
+pub(crate) use netdev::flags::{DevFlags, Features, PrivFlags};
 pub(crate) use netdev::link::{
     nla_total_size, LinkAttrs, NlMsg, RtnlLinkOps, RtnlLinkRegistration, RtnlLinkVTable,
 };

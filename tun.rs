@@ -56,9 +56,9 @@ mod xmit;
 use flow_table::{FlowTable, Flows};
 use link::{link_ops, tun_default_link_ksettings};
 use sys::{
-    DebugfsFileVTable, DebugfsRoot, DevDebugfs, FileVTable, LinkKsettings, MiscDevice, NetDevice,
-    NetDeviceNotifierVTable, NetDeviceVTable, NetNs, PerCpuCounters, Proto, RcuArc, RcuDev,
-    RtnlLocked, SkbRing, Sock, SockFprog, Stats64, TunSecurity,
+    DebugfsFileVTable, DebugfsRoot, DevDebugfs, Features, FileVTable, LinkKsettings, MiscDevice,
+    NetDevice, NetDeviceNotifierVTable, NetDeviceVTable, NetNs, PerCpuCounters, Proto, RcuArc,
+    RcuDev, RtnlLocked, SkbRing, Sock, SockFprog, Stats64, TunSecurity,
 };
 use txfilter::TxFilter;
 
@@ -132,16 +132,16 @@ pub(crate) const TUN_FEATURES: u32 = IFF_NO_PI
     | IFF_BACKPRESSURE;
 /// `TUN_USER_FEATURES`: the offloads `TUNSETOFFLOAD` turns on and off
 /// (7.3's include UDP-tunnel GSO and its outer checksum).
-pub(crate) const TUN_USER_FEATURES: u64 = bindings::RTUN_NETIF_F_HW_CSUM
-    | bindings::RTUN_NETIF_F_TSO_ECN
-    | bindings::RTUN_NETIF_F_TSO
-    | bindings::RTUN_NETIF_F_TSO6
-    | bindings::RTUN_NETIF_F_GSO_UDP_L4
-    | if sys::compat::HAS_UDP_TUNNEL_GSO {
-        bindings::RTUN_NETIF_F_GSO_UDP_TUNNEL | bindings::RTUN_NETIF_F_GSO_UDP_TUNNEL_CSUM
+pub(crate) const TUN_USER_FEATURES: Features = Features::HW_CSUM
+    .union(Features::TSO_ECN)
+    .union(Features::TSO)
+    .union(Features::TSO6)
+    .union(Features::GSO_UDP_L4)
+    .union(if sys::compat::HAS_UDP_TUNNEL_GSO {
+        Features::GSO_UDP_TUNNEL.union(Features::GSO_UDP_TUNNEL_CSUM)
     } else {
-        0
-    };
+        Features::empty()
+    });
 /// `TUN_VNET_LE`: `TUNSETVNETLE` was set (kept in `tun->flags` as tun.c).
 pub(crate) const TUN_VNET_LE: u32 = 0x8000_0000;
 /// `sizeof(struct virtio_net_hdr)`: the default and least vnet header size

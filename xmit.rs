@@ -74,7 +74,7 @@ impl<const UNGUARDED: bool> NetDeviceOps for TunNetDev<UNGUARDED> {
     /// only those it set.
     fn fix_features(dev: &TunDev, features: u64) -> u64 {
         let set = dev.priv_().set_features.load(Ordering::Relaxed);
-        (features & set) | (features & !crate::TUN_USER_FEATURES)
+        (features & set) | (features & !crate::TUN_USER_FEATURES.bits())
     }
 }
 

@@ -6,6 +6,7 @@
 
 use super::device::NetDevice;
 use super::ethtool::EthtoolVTable;
+use super::flags::{DevFlags, Features, PrivFlags};
 use super::link::RtnlLinkVTable;
 use super::netns::NetNs;
 use super::ops::NetDeviceVTable;
@@ -201,37 +202,36 @@ impl<P> DevSetup<P> {
         unsafe { (*self.dev()).mtu = mtu };
     }
 
-    /// `dev->flags` (`IFF_*`).
+    /// `dev->flags`.
     // Used by rust_dummy (dummy.rs), not by rust_tun.
     #[allow(dead_code)]
-    pub(crate) fn flags(&mut self) -> u32 {
+    pub(crate) fn flags(&mut self) -> DevFlags {
         // SAFETY: We own the unregistered device.
-        unsafe { (*self.dev()).flags }
+        DevFlags::from_bits(unsafe { (*self.dev()).flags })
     }
 
-    /// Sets `dev->flags` (`IFF_*`).
-    pub(crate) fn set_flags(&mut self, flags: u32) {
+    /// Sets `dev->flags`.
+    pub(crate) fn set_flags(&mut self, flags: DevFlags) {
         // SAFETY: We own the unregistered device.
-        unsafe { (*self.dev()).flags = flags };
+        unsafe { (*self.dev()).flags = flags.bits() };
     }
 
-    /// Sets the bits of `flags` in `dev->priv_flags` (`IFF_LIVE_ADDR_CHANGE`,
-    /// `IFF_NO_QUEUE`, ...).
-    pub(crate) fn priv_flags_set(&mut self, flags: u32) {
+    /// Sets `flags` in `dev->priv_flags`.
+    pub(crate) fn priv_flags_set(&mut self, flags: PrivFlags) {
         // SAFETY: We own the unregistered device; `priv_flags` is a
         // bitfield of its fast-path group (bindgen's accessors).
         unsafe {
             let fast = &mut (*self.dev()).__bindgen_anon_1.__bindgen_anon_1;
-            fast.set_priv_flags(fast.priv_flags() | c_ulong::from(flags));
+            fast.set_priv_flags(fast.priv_flags() | c_ulong::from(flags.bits()));
         }
     }
 
-    /// Clears the bits of `flags` in `dev->priv_flags`.
-    pub(crate) fn priv_flags_clear(&mut self, flags: u32) {
+    /// Clears `flags` in `dev->priv_flags`.
+    pub(crate) fn priv_flags_clear(&mut self, flags: PrivFlags) {
         // SAFETY: As in `priv_flags_set`.
         unsafe {
             let fast = &mut (*self.dev()).__bindgen_anon_1.__bindgen_anon_1;
-            fast.set_priv_flags(fast.priv_flags() & !c_ulong::from(flags));
+            fast.set_priv_flags(fast.priv_flags() & !c_ulong::from(flags.bits()));
         }
     }
 
@@ -250,23 +250,29 @@ impl<P> DevSetup<P> {
         unsafe { (*self.dev()).tx_queue_len = len };
     }
 
-    /// `dev->hw_enc_features`: the offloads of encapsulated packets.
-    pub(crate) fn set_hw_enc_features(&mut self, features: u64) {
+    /// `dev->features`: the offloads the device starts with
+    /// (`wanted_features` follow at registration).
+    pub(crate) fn set_features(&mut self, features: Features) {
         // SAFETY: We own the unregistered device.
-        unsafe { (*self.dev()).hw_enc_features = features };
+        unsafe { (*self.dev()).features = features.bits() };
     }
 
-    /// The device's offload features: what it may have (`hw_features`),
-    /// what it starts with (`features`, `wanted_features` follow at
-    /// registration) and what VLAN devices on it inherit.
-    pub(crate) fn set_features(&mut self, hw: u64, features: u64, vlan: u64) {
+    /// `dev->hw_features`: the offloads user space may turn on and off.
+    pub(crate) fn set_hw_features(&mut self, features: Features) {
         // SAFETY: We own the unregistered device.
-        unsafe {
-            let dev = self.dev();
-            (*dev).hw_features = hw;
-            (*dev).features = features;
-            (*dev).vlan_features = vlan;
-        }
+        unsafe { (*self.dev()).hw_features = features.bits() };
+    }
+
+    /// `dev->vlan_features`: the offloads VLAN devices on it inherit.
+    pub(crate) fn set_vlan_features(&mut self, features: Features) {
+        // SAFETY: We own the unregistered device.
+        unsafe { (*self.dev()).vlan_features = features.bits() };
+    }
+
+    /// `dev->hw_enc_features`: the offloads of encapsulated packets.
+    pub(crate) fn set_hw_enc_features(&mut self, features: Features) {
+        // SAFETY: We own the unregistered device.
+        unsafe { (*self.dev()).hw_enc_features = features.bits() };
     }
 
     /// `dev->ifindex`: the index `TUNSETIFINDEX` asked for (0: any).

@@ -21,12 +21,14 @@
 //! One file per concept: [`device`] (the device and references to it),
 //! [`rcudev`] (the RCU-published device pointer, `ndo_uninit`'s proof),
 //! [`ops`] (`net_device_ops`), [`link`] (rtnl link ops), [`ethtool`],
+//! [`flags`] (typed `IFF_*` and `NETIF_F_*` sets),
 //! [`builder`] (allocation and registration), [`netns`] (namespaces and
 //! module references), [`notifier`] (the netdevice notifier).
 
 pub(super) mod builder;
 pub(super) mod device;
 pub(super) mod ethtool;
+pub(super) mod flags;
 pub(super) mod link;
 pub(super) mod netns;
 pub(super) mod notifier;
