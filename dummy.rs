@@ -169,14 +169,10 @@ static DUMMY_LINK_OPS: RtnlLinkVTable<()> = RtnlLinkVTable::new::<Dummy>();
 
 /// `dummy_init_one()`.
 fn dummy_init_one(rtnl: &mut Rtnl<'_>) -> Result {
-    let dev = NetDeviceBuilder::alloc(
-        &DUMMY_LINK_OPS,
-        c_str!("dummy%d"),
-        NameAssign::Enum,
-        1,
-        None,
-        sys::compat::unit_init(),
-    )?;
+    let dev = NetDeviceBuilder::new(&DUMMY_LINK_OPS)
+        .name(c_str!("dummy%d"))
+        .name_assign(NameAssign::Enum)
+        .alloc(sys::compat::unit_init())?;
     dev.register(rtnl)?;
     Ok(())
 }

@@ -9,7 +9,8 @@ use crate::ioctl::{IFNAMSIZ, IFREQ_LEN};
 use crate::link::{link_ops, TUN_ATTR_GROUP};
 use crate::queue::{__tun_detach, tun_attach, tun_force_wake_queue};
 use crate::sys::{
-    self, compat, DevFlags, Features, NameAssign, NetDevice, NetDeviceBuilder, PrivFlags, Rtnl,
+    self, compat, DevFlags, DevSetup, Features, NameAssign, NetDevice, NetDeviceBuilder, PrivFlags,
+    Rtnl,
 };
 use crate::{
     bindings, dropin, DevKind, Tun, TunDev, TunFile, IFF_ATTACH_QUEUE, IFF_DETACH_QUEUE,
@@ -162,14 +163,12 @@ pub(crate) fn tun_set_iff<'g>(
                 tfile.sock.sndbuf(),
                 (tfile.into(), flags),
             );
-            let mut b = NetDeviceBuilder::alloc(
-                link_ops(),
-                name,
-                NameAssign::Unknown,
-                queues,
-                Some(&tfile.net),
-                tun,
-            )?;
+            let mut b = NetDeviceBuilder::new(link_ops())
+                .name(name)
+                .name_assign(NameAssign::Unknown)
+                .queues(queues)
+                .netns(&tfile.net)
+                .alloc(tun)?;
             b.set_ifindex(tfile.ifindex.load(Ordering::Relaxed));
             b.set_sysfs_group(&TUN_ATTR_GROUP);
             tun_net_initialize(&mut b, kind, unguarded);
@@ -252,7 +251,7 @@ pub(crate) fn tun_set_queue(tfile: ArcBorrow<'_, TunFile>, flags: u32) -> Result
 
 /// `tun_net_initialize()` and `tun_net_init()`'s features: the
 /// type-specific set-up of a new device.
-fn tun_net_initialize(b: &mut NetDeviceBuilder<Tun>, kind: DevKind, unguarded: bool) {
+fn tun_net_initialize(b: &mut DevSetup<Tun>, kind: DevKind, unguarded: bool) {
     let vlan_tx = Features::HW_VLAN_CTAG_TX | Features::HW_VLAN_STAG_TX;
     let hw = Features::SG | Features::FRAGLIST | TUN_USER_FEATURES | vlan_tx;
     b.set_hw_features(hw);

@@ -5,7 +5,7 @@
 //! [`DeviceAttributeOps`] the driver implements, turned into a `device_attribute`
 //! at compile time ([`DeviceAttributeVTable`]), listed in an [`AttrList`] and
 //! grouped in an [`AttrGroup`] that device set-up installs
-//! (`NetDeviceBuilder::set_sysfs_group`). Typed by the devices' private
+//! (`DevSetup::set_sysfs_group`). Typed by the devices' private
 //! area `P`, so a group can only be installed on devices its `show`s can
 //! read.
 
@@ -69,7 +69,7 @@ impl<P> DeviceAttributeVTable<P> {
 /// # Safety
 ///
 /// Called by sysfs on a net device holding a `T::Priv` (only
-/// `NetDeviceBuilder::<T::Priv>::set_sysfs_group` installs the group), with
+/// `DevSetup::<T::Priv>::set_sysfs_group` installs the group), with
 /// a page-sized buffer. Sysfs removes the attributes, waiting for readers,
 /// before the device's private area is dropped.
 unsafe extern "C" fn show<T: DeviceAttributeOps>(

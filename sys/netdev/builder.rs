@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Allocation and registration: [`NetDeviceBuilder`] (a device allocated
-//! but not registered yet), [`DevSetup`] (a device being set up),
-//! [`NameAssign`].
+//! Allocation and registration: [`NetDeviceBuilder`] (how a device is
+//! allocated: its link ops, name, queues, namespace, with a named setter
+//! each), [`UnregisteredNetDevice`] (a device allocated but not registered
+//! yet), [`DevSetup`] (a device being set up), [`NameAssign`].
 
 use super::device::NetDevice;
 use super::ethtool::EthtoolVTable;
@@ -16,68 +17,82 @@ use crate::sys::sysfs::AttrGroup;
 use core::ffi::{c_int, c_ulong};
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
+use kernel::c_str;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-/// A device allocated but not registered yet. Dropping it frees it. It
-/// derefs to the [`DevSetup`] of the device, to finish its set-up.
+/// How to allocate a device of the link ops `link` (whose devices hold a
+/// `P`): `alloc_netdev_mqs()`'s arguments, each with a named setter, then
+/// [`NetDeviceBuilder::alloc`]. By default, as `alloc_etherdev()`: named
+/// `eth%d` ([`NameAssign::Unknown`]), one queue each way, in the initial
+/// network namespace.
 ///
-/// # Invariants
-///
-/// The device's private area holds an initialised `P`; it is not
-/// registered; it is owned here alone.
-pub(crate) struct NetDeviceBuilder<P>(NonNull<bindings::net_device>, PhantomData<P>);
+/// ```ignore
+/// let dev = NetDeviceBuilder::new(&DUMMY_LINK_OPS)
+///     .name(c_str!("dummy%d"))
+///     .name_assign(NameAssign::Enum)
+///     .alloc(init)?;
+/// dev.register(rtnl)?;
+/// ```
+pub(crate) struct NetDeviceBuilder<'a, P: 'static> {
+    link: &'static RtnlLinkVTable<P>,
+    name: &'a CStr,
+    assign: NameAssign,
+    queues: u32,
+    net: Option<&'a NetNs>,
+}
 
-impl<P> core::ops::Deref for NetDeviceBuilder<P> {
-    type Target = DevSetup<P>;
-
-    fn deref(&self) -> &DevSetup<P> {
-        // SAFETY: The unregistered device we own (type invariants).
-        unsafe { &*self.0.as_ptr().cast::<DevSetup<P>>() }
+impl<'a, P: Sync> NetDeviceBuilder<'a, P> {
+    /// A device of `link`'s, set up by its driver's
+    /// [`RtnlLinkOps::setup`](super::link::RtnlLinkOps::setup).
+    pub(crate) const fn new(link: &'static RtnlLinkVTable<P>) -> Self {
+        Self {
+            link,
+            name: c_str!("eth%d"),
+            assign: NameAssign::Unknown,
+            queues: 1,
+            net: None,
+        }
     }
-}
 
-impl<P> core::ops::DerefMut for NetDeviceBuilder<P> {
-    fn deref_mut(&mut self) -> &mut DevSetup<P> {
-        // SAFETY: The unregistered device we own alone (type invariants),
-        // borrowed mutably with the builder.
-        unsafe { DevSetup::from_raw(self.0.as_ptr()) }
+    /// The name, or a pattern with one `%d` the core numbers.
+    pub(crate) const fn name(mut self, name: &'a CStr) -> Self {
+        self.name = name;
+        self
     }
-}
 
-/// How a device's name was chosen (`NET_NAME_*`, sysfs `name_assign_type`).
-#[derive(Clone, Copy)]
-#[repr(u8)]
-pub(crate) enum NameAssign {
-    /// `NET_NAME_UNKNOWN`.
-    Unknown = bindings::NET_NAME_UNKNOWN as u8,
-    /// `NET_NAME_ENUM`: enumerated by the kernel (`dummy%d`).
-    // Used by rust_dummy (dummy.rs), not by rust_tun.
-    #[allow(dead_code)]
-    Enum = bindings::NET_NAME_ENUM as u8,
-}
+    /// How the name was chosen (`name_assign_type`).
+    pub(crate) const fn name_assign(mut self, assign: NameAssign) -> Self {
+        self.assign = assign;
+        self
+    }
 
-impl<P: Sync> NetDeviceBuilder<P> {
-    /// `alloc_netdev_mqs()` with `link`'s set-up, `init` in the private
-    /// area, `link`'s ops, in namespace `net` (`None`: the initial one).
-    pub(crate) fn alloc(
-        link: &'static RtnlLinkVTable<P>,
-        name: &CStr,
-        assign: NameAssign,
-        queues: u32,
-        net: Option<&NetNs>,
-        init: impl PinInit<P, Error>,
-    ) -> Result<Self> {
+    /// The number of transmit and of receive queues.
+    pub(crate) const fn queues(mut self, queues: u32) -> Self {
+        self.queues = queues;
+        self
+    }
+
+    /// The network namespace (by default the initial one).
+    pub(crate) const fn netns(mut self, net: &'a NetNs) -> Self {
+        self.net = Some(net);
+        self
+    }
+
+    /// `alloc_netdev_mqs()` with the link ops' set-up, then `init` in the
+    /// private area: a device to finish setting up and register.
+    pub(crate) fn alloc(self, init: impl PinInit<P, Error>) -> Result<UnregisteredNetDevice<P>> {
         const { assert!(core::mem::align_of::<P>() <= bindings::RTUN_NETDEV_ALIGN as usize) };
+        let link = self.link;
         // SAFETY: `name` is NUL-terminated; the set-up function fits.
         let p = unsafe {
             bindings::alloc_netdev_mqs(
                 core::mem::size_of::<P>() as c_int,
-                crate::sys::compat::cstr_ptr(name).cast(),
-                assign as u8,
+                crate::sys::compat::cstr_ptr(self.name).cast(),
+                self.assign as u8,
                 Some(link.1),
-                queues,
-                queues,
+                self.queues,
+                self.queues,
             )
         };
         let p = NonNull::new(p).ok_or(ENOMEM)?;
@@ -95,15 +110,55 @@ impl<P: Sync> NetDeviceBuilder<P> {
         // so `link` (whose devices hold a `P`) may claim it.
         unsafe {
             (*p.as_ptr()).rtnl_link_ops = link.as_ptr();
-            if let Some(net) = net {
+            if let Some(net) = self.net {
                 bindings::dev_net_set(p.as_ptr(), net.0.as_ptr());
             }
         }
-        // INVARIANT: From here the private area holds a `P`; the builder
+        // INVARIANT: From here the private area holds a `P`; the device
         // drops it until registration hands that job to `priv_destructor`.
-        Ok(Self(p, PhantomData))
+        Ok(UnregisteredNetDevice(p, PhantomData))
     }
+}
 
+/// A device allocated but not registered yet. Dropping it frees it. It
+/// derefs to the [`DevSetup`] of the device, to finish its set-up.
+///
+/// # Invariants
+///
+/// The device's private area holds an initialised `P`; it is not
+/// registered; it is owned here alone.
+pub(crate) struct UnregisteredNetDevice<P>(NonNull<bindings::net_device>, PhantomData<P>);
+
+impl<P> core::ops::Deref for UnregisteredNetDevice<P> {
+    type Target = DevSetup<P>;
+
+    fn deref(&self) -> &DevSetup<P> {
+        // SAFETY: The unregistered device we own (type invariants).
+        unsafe { &*self.0.as_ptr().cast::<DevSetup<P>>() }
+    }
+}
+
+impl<P> core::ops::DerefMut for UnregisteredNetDevice<P> {
+    fn deref_mut(&mut self) -> &mut DevSetup<P> {
+        // SAFETY: The unregistered device we own alone (type invariants),
+        // borrowed mutably with it.
+        unsafe { DevSetup::from_raw(self.0.as_ptr()) }
+    }
+}
+
+/// How a device's name was chosen (`NET_NAME_*`, sysfs `name_assign_type`).
+#[derive(Clone, Copy)]
+#[repr(u8)]
+pub(crate) enum NameAssign {
+    /// `NET_NAME_UNKNOWN`.
+    Unknown = bindings::NET_NAME_UNKNOWN as u8,
+    /// `NET_NAME_ENUM`: enumerated by the kernel (`dummy%d`).
+    // Used by rust_dummy (dummy.rs), not by rust_tun.
+    #[allow(dead_code)]
+    Enum = bindings::NET_NAME_ENUM as u8,
+}
+
+impl<P: Sync> UnregisteredNetDevice<P> {
     /// `register_netdevice()`, which calls the ops' `ndo_init` (see
     /// [`NetDeviceOps::init`]).
     pub(crate) fn register<'g>(self, _rtnl: &mut Rtnl<'g>) -> Result<&'g NetDevice<P>> {
@@ -124,8 +179,8 @@ impl<P: Sync> NetDeviceBuilder<P> {
     }
 }
 
-/// A device being set up: the argument of [`RtnlLinkOps::setup`], and what a
-/// [`NetDeviceBuilder`] derefs to. Its private area is not reachable from
+/// A device being set up: the argument of [`RtnlLinkOps::setup`], and what an
+/// [`UnregisteredNetDevice`] derefs to. Its private area is not reachable from
 /// here (during `setup` it does not exist yet).
 ///
 /// # Invariants
@@ -352,7 +407,7 @@ pub(super) unsafe fn register_raw<P>(dev: *mut bindings::net_device) -> Result {
     Ok(())
 }
 
-impl<P> Drop for NetDeviceBuilder<P> {
+impl<P> Drop for UnregisteredNetDevice<P> {
     fn drop(&mut self) {
         // SAFETY: Never registered: drop the `P`, then free.
         unsafe {
@@ -368,7 +423,7 @@ impl<P> Drop for NetDeviceBuilder<P> {
 ///
 /// Called once per device holding a `P`, when nothing references it any
 /// more: after unregistration, by a failing `register_netdevice`, or by
-/// [`NetDeviceBuilder`]'s drop.
+/// [`UnregisteredNetDevice`]'s drop.
 unsafe extern "C" fn free_priv<P>(dev: *mut bindings::net_device) {
     // SAFETY: As the caller guarantees.
     unsafe { ptr::drop_in_place(bindings::netdev_priv(dev).cast::<P>()) }

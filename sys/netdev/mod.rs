@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Net devices: [`NetDevice`] (a device whose private area holds a `P`),
-//! [`DevRef`], [`RcuDev`], [`NetDeviceBuilder`]; the traits a driver
+//! [`DevRef`], [`RcuDev`], [`NetDeviceBuilder`] and
+//! [`UnregisteredNetDevice`]; the traits a driver
 //! implements -- [`RtnlLinkOps`] (set-up, ethtool), [`NetDeviceOps`] (the
 //! `net_device_ops`), [`NetDeviceNotifierOps`] (the netdevice notifier) --
 //! and the adapters that turn them into C tables at compile time

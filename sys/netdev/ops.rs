@@ -50,7 +50,7 @@ pub(crate) trait NetDeviceOps: 'static {
     type Priv: Sync + 'static;
 
     /// `ndo_init`: under rtnl, from `register_netdevice()` (through
-    /// [`NetDeviceBuilder::register`] or rtnetlink's `newlink`) once the
+    /// [`UnregisteredNetDevice::register`] or rtnetlink's `newlink`) once the
     /// name is valid, before the device's queues get their sysfs objects
     /// and the device is announced. The device is not registered yet: it
     /// must not be published in an [`RcuDev`]. On failure registration
@@ -215,7 +215,7 @@ impl<T: NetDeviceOps> Adapter<T> {
         // SAFETY: `register_netdevice()` calls `ndo_init` under rtnl on a
         // device of `T`'s whose private area holds an initialised `P`
         // (`NetDeviceBuilder::alloc`), alive for the call: reached from the
-        // driver only through `NetDeviceBuilder::register`, which holds its
+        // driver only through `UnregisteredNetDevice::register`, which holds its
         // token mutably borrowed.
         from_result(|| unsafe {
             Rtnl::assume_held(|rtnl| T::init(NetDevice::from_raw(dev), rtnl)).map(|()| 0)
@@ -229,7 +229,7 @@ impl<T: NetDeviceOps> Adapter<T> {
         // SAFETY: The core calls `ndo_uninit` under rtnl on a device of
         // `T`'s, from `register_netdevice` (failing) or
         // `unregister_netdevice*`: reached from the driver only through
-        // `NetDeviceBuilder::register` and `NetDevice::unregister`, which
+        // `UnregisteredNetDevice::register` and `NetDevice::unregister`, which
         // hold its token mutably borrowed.
         unsafe {
             Rtnl::assume_held(|rtnl| T::uninit(&InUninit::new(NetDevice::from_raw(dev)), rtnl));
