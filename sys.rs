@@ -151,7 +151,7 @@ pub(crate) use bench::{hide, rdtsc};
 pub(crate) use chrdev::COMPAT_IFREQ_LEN;
 pub(crate) use chrdev::{
     impl_file_socket, Fasync, FileOps, FileSocket, FileVTable, IoctlAbi, MiscDevice,
-    MiscDeviceRegistration, SeqFile,
+    MiscDeviceOptions, MiscDeviceRegistration, SeqFile,
 };
 pub(crate) use cred::{
     capable_net_admin, current_euid_is, from_kgid_munged, from_kuid_munged, in_egroup, make_kgid,

@@ -57,8 +57,8 @@ use flow_table::{FlowTable, Flows};
 use link::{link_ops, tun_default_link_ksettings};
 use sys::{
     DebugfsFileVTable, DebugfsRoot, DevDebugfs, Features, FileVTable, LinkKsettings, MiscDevice,
-    NetDevice, NetDeviceNotifierVTable, NetDeviceVTable, NetNs, PerCpuCounters, Proto, RcuArc,
-    RcuDev, RtnlLocked, SkbRing, Sock, SockFprog, Stats64, TunSecurity,
+    MiscDeviceOptions, NetDevice, NetDeviceNotifierVTable, NetDeviceVTable, NetNs, PerCpuCounters,
+    Proto, RcuArc, RcuDev, RtnlLocked, SkbRing, Sock, SockFprog, Stats64, TunSecurity,
 };
 use txfilter::TxFilter;
 
@@ -438,20 +438,20 @@ static TUN_FOPS: FileVTable = FileVTable::new::<chr::TunChr>();
 
 // tun.ko's exports for vhost-net, as `rtun_*` (sys/vhost.rs).
 sys::vhost::export_tun_files!(chr::TunChr, TUN_FOPS);
-static TUN_MISCDEV: MiscDevice = MiscDevice::new(
-    None,
-    c_str!("rust_tun"),
-    c_str!("net/rust_tun"),
-    0o666,
-    &TUN_FOPS,
-);
-static DROPIN_MISCDEV: MiscDevice = MiscDevice::new(
-    Some(bindings::RTUN_TUN_MINOR as u8),
-    c_str!("tun"),
-    c_str!("net/tun"),
-    0o666,
-    &TUN_FOPS,
-);
+static TUN_MISCDEV: MiscDevice = MiscDevice::new(MiscDeviceOptions {
+    name: c_str!("rust_tun"),
+    nodename: Some(c_str!("net/rust_tun")),
+    minor: None,
+    mode: 0o666,
+    fops: &TUN_FOPS,
+});
+static DROPIN_MISCDEV: MiscDevice = MiscDevice::new(MiscDeviceOptions {
+    name: c_str!("tun"),
+    nodename: Some(c_str!("net/tun")),
+    minor: Some(bindings::RTUN_TUN_MINOR as u8),
+    mode: 0o666,
+    fops: &TUN_FOPS,
+});
 
 /// `<debugfs>/rust_tun` and its files.
 static DEBUGFS_ROOT: DebugfsRoot = DebugfsRoot::new();

@@ -462,29 +462,43 @@ impl<T: FileOps> FopsAdapter<T> {
     }
 }
 
+/// What a misc device is: the fields of its `struct miscdevice` that a
+/// driver chooses, named, for [`MiscDevice::new`] (mainline's
+/// `MiscDeviceOptions`).
+pub(crate) struct MiscDeviceOptions {
+    /// `name`: the device's name (`/sys/class/misc/<name>`, and its node
+    /// `/dev/<name>` unless `nodename` says otherwise).
+    pub(crate) name: &'static CStr,
+    /// `nodename`: the node's path under `/dev`, if not `name`.
+    pub(crate) nodename: Option<&'static CStr>,
+    /// `minor`: a fixed minor, or `None` for a dynamic one
+    /// (`MISC_DYNAMIC_MINOR`).
+    pub(crate) minor: Option<u8>,
+    /// `mode`: the node's permissions (0: devtmpfs' default, 0600).
+    pub(crate) mode: u16,
+    /// `fops`: what its open files do.
+    pub(crate) fops: &'static FileVTable,
+}
+
 /// A misc device (`struct miscdevice`): a `static` of the driver's, which
 /// `misc_register` links into its list.
 pub(crate) struct MiscDevice(KernelStatic<bindings::miscdevice>);
 
 impl MiscDevice {
-    /// A misc device with minor `minor` (`None`: a dynamic one), named
-    /// `name`, created as `/dev/<nodename>` with `mode`, opening with `fops`.
-    pub(crate) const fn new(
-        minor: Option<u8>,
-        name: &'static CStr,
-        nodename: &'static CStr,
-        mode: u16,
-        fops: &'static FileVTable,
-    ) -> Self {
+    /// The misc device `opts` describes.
+    pub(crate) const fn new(opts: MiscDeviceOptions) -> Self {
         Self(KernelStatic::new(bindings::miscdevice {
-            minor: match minor {
+            minor: match opts.minor {
                 Some(m) => m as c_int,
                 None => bindings::MISC_DYNAMIC_MINOR as c_int,
             },
-            name: crate::sys::compat::cstr_ptr(name).cast(),
-            nodename: crate::sys::compat::cstr_ptr(nodename).cast(),
-            mode,
-            fops: &fops.0,
+            name: crate::sys::compat::cstr_ptr(opts.name).cast(),
+            nodename: match opts.nodename {
+                Some(n) => crate::sys::compat::cstr_ptr(n).cast(),
+                None => core::ptr::null(),
+            },
+            mode: opts.mode,
+            fops: &opts.fops.0,
             ..zeroed()
         }))
     }
