@@ -11,9 +11,9 @@ mod sock;
 use crate::ioctl::{self, TUN_PI_LEN};
 use crate::napi::{tun_napi_enabled, tun_napi_frags_enabled, tun_napi_queue, tun_napi_schedule};
 use crate::sys::{
-    self, errno, poll, rcu, BatchOffer, BatchVerdict, DropReason, Fasync, FileOps, IoctlAbi,
-    IovIterDest, IovIterSource, NetNs, PollTable, RcuDev, RecvMsg, RingConsumer, Rtnl, RtnlLocked,
-    SendMsg, SeqFile, SkBuff, SkbRing, Sock, SockOps, VnetHdr, XdpBuff,
+    self, errno, poll, rcu, BatchOffer, BatchVerdict, DropReason, Fasync, File, FileOps, IoctlAbi,
+    IovIterDest, IovIterSource, MiscDevice, NetNs, PollTable, RcuDev, RecvMsg, RingConsumer, Rtnl,
+    RtnlLocked, SendMsg, SeqFile, SkBuff, SkbRing, Sock, SockOps, VnetHdr, XdpBuff,
 };
 use crate::vnet::{
     __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, NETIF_F_GSO_UDP_TUNNEL,
@@ -59,8 +59,8 @@ pub(crate) struct TunChr;
 impl FileOps for TunChr {
     type Data = TunFile;
 
-    fn open() -> Result<Arc<TunFile>> {
-        tun_chr_open()
+    fn open(file: &File, _misc: &MiscDevice) -> Result<Arc<TunFile>> {
+        tun_chr_open(file)
     }
 
     fn release(tfile: Arc<TunFile>) {
@@ -109,10 +109,11 @@ fn tun_chr_fasync(tfile: &TunFile, req: &Fasync, on: bool) -> Result {
     Ok(())
 }
 
-/// `tun_chr_open()`: the file and its socket.
-fn tun_chr_open() -> Result<Arc<TunFile>> {
+/// `tun_chr_open()`: the file and its socket (which `sys/` makes the
+/// file's, `socket.file`, see `FileSocket`).
+fn tun_chr_open(file: &File) -> Result<Arc<TunFile>> {
     let sock = Sock::new(&TUN_PROTO)?;
-    Arc::pin_init(
+    let tfile = Arc::pin_init(
         try_pin_init!(TunFile {
             ring <- SkbRing::new(),
             tun: RcuDev::null(),
@@ -126,7 +127,10 @@ fn tun_chr_open() -> Result<Arc<TunFile>> {
             fasync: AtomicBool::new(false),
         }),
         GFP_KERNEL,
-    )
+    )?;
+    // tun groks IOCB_NOWAIT just fine, mark it as such.
+    file.set_fmode_nowait();
+    Ok(tfile)
 }
 
 /// `tun_chr_show_fdinfo()`: `iff:` and the device's name (empty while

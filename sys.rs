@@ -150,7 +150,7 @@ pub(crate) use bench::{hide, rdtsc};
 #[cfg(CONFIG_COMPAT)]
 pub(crate) use chrdev::COMPAT_IFREQ_LEN;
 pub(crate) use chrdev::{
-    impl_file_socket, Fasync, FileOps, FileSocket, FileVTable, IoctlAbi, MiscDevice,
+    impl_file_socket, Fasync, File, FileOps, FileSocket, FileVTable, IoctlAbi, MiscDevice,
     MiscDeviceOptions, MiscDeviceRegistration, SeqFile,
 };
 pub(crate) use cred::{

@@ -3,13 +3,14 @@
 //! Character devices: the [`FileOps`] a driver implements for its open
 //! files, the `file_operations` built from them at compile time
 //! ([`FileVTable`]), and the misc device that carries them
-//! ([`MiscDevice`], [`MiscDeviceRegistration`]); the shape of newer kernels'
+//! ([`MiscDevice`], [`MiscDeviceRegistration`]), whose `open` sees the
+//! [`File`] being opened; the shape of newer kernels'
 //! `rust/kernel/miscdevice.rs`.
 
 use super::skb::{IovIterDest, IovIterSource};
 use super::sock::Sock;
 use super::sync::wait::PollTable;
-use super::{this_module, zeroed, KernelStatic};
+use super::{this_module, zeroed};
 use crate::bindings;
 use core::ffi::{c_int, c_long, c_uint, c_ulong};
 use core::marker::PhantomData;
@@ -17,6 +18,7 @@ use kernel::build_error;
 use kernel::error::{from_result, to_result, VTABLE_DEFAULT_ERROR};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
+use kernel::types::Opaque;
 
 /// What a driver does with its open files (7.3's `MiscDevice`, with
 /// per-open data): each open file holds the `Arc<Self::Data>` that `open`
@@ -30,8 +32,12 @@ pub(crate) trait FileOps: 'static {
     /// file's from `open` to `release` (`sock->file`, see [`FileSocket`]).
     type Data: Send + Sync + FileSocket;
 
-    /// `open`: the new file's data.
-    fn open() -> Result<Arc<Self::Data>>;
+    /// `open`: the new file's data. `file` is the file being opened,
+    /// borrowed for the call; `misc` is the misc device it was opened on
+    /// (the one of `file->private_data` at open, as `misc_open()` sets it),
+    /// so a driver with several devices can tell them apart
+    /// (`core::ptr::eq(misc, &MY_MISCDEV)`). 7.3's `MiscDevice::open`.
+    fn open(file: &File, misc: &MiscDevice) -> Result<Arc<Self::Data>>;
 
     /// `release`: the last use of the file; by default the data's
     /// reference is dropped.
@@ -194,9 +200,57 @@ impl core::fmt::Write for SeqFile {
     }
 }
 
+/// The file [`FileOps::open`] is called for, borrowed for the call: what
+/// a driver may read of it, and the one change `open` may make to it.
+/// It is neither `Send` nor `Sync`, and only a `&File` of `open`'s call
+/// exists: it cannot be kept beyond `open` (compile-fail case
+/// `file_escapes_open`) nor copied out (`file_copied_out`).
+///
+/// # Invariants
+///
+/// A file being opened by the VFS, in its `open` call: not yet installed
+/// in a file table, so the thread in `open` is its only user.
+#[repr(transparent)]
+pub(crate) struct File(Opaque<bindings::file>);
+
+impl File {
+    /// # Safety
+    ///
+    /// `file` is being opened (see the type invariants), for `'a`.
+    unsafe fn from_raw<'a>(file: *mut bindings::file) -> &'a Self {
+        // SAFETY: `File` is transparent over the C struct; valid for `'a`
+        // as the caller guarantees.
+        unsafe { &*file.cast::<Self>() }
+    }
+
+    /// `file->f_flags`: the `O_*` flags it is opened with (`O_NONBLOCK`,
+    /// `O_RDWR`, ...).
+    // For drivers whose open depends on them; tun.c's does not.
+    #[allow(dead_code)]
+    pub(crate) fn flags(&self) -> u32 {
+        // SAFETY: A live file (type invariants); `open` does not change
+        // `f_flags`.
+        unsafe { (*self.0.get()).f_flags }
+    }
+
+    /// `file->f_mode |= FMODE_NOWAIT`: the driver serves `IOCB_NOWAIT`
+    /// (`RWF_NOWAIT`) I/O without blocking, which the VFS otherwise
+    /// refuses (`EOPNOTSUPP`).
+    pub(crate) fn set_fmode_nowait(&self) {
+        // SAFETY: The file is being opened, by this thread alone (type
+        // invariants): its mode is the opener's to set, as C's `open`s do.
+        unsafe { (*self.0.get()).f_mode |= bindings::RTUN_FMODE_NOWAIT };
+    }
+}
+
 /// The `file_operations` of a [`FileOps`], built at compile time: a
-/// `static` of the driver's. Open files pin the module (`owner`), and
-/// `FMODE_NOWAIT` is set at open, so `RWF_NOWAIT` I/O is served.
+/// `static` of the driver's. Open files pin the module (`owner`).
+///
+/// # Invariants
+///
+/// Only a [`MiscDevice`] installs the table (its field is private to this
+/// file): its `open` is called by `misc_open()`, with `file->private_data`
+/// the `struct miscdevice` of a [`MiscDevice`].
 pub(crate) struct FileVTable(bindings::file_operations);
 
 impl FileVTable {
@@ -307,21 +361,29 @@ impl<T: FileOps> FopsAdapter<T> {
 
     /// # Safety
     ///
-    /// Called by the VFS with a file being opened on `T`'s device.
+    /// Called by `misc_open()`, under `misc_mtx`, with a file being opened
+    /// on a [`MiscDevice`] of these operations.
     unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+        // SAFETY: `misc_open()` set the private data to the misc device
+        // the file is opened on, which is a `MiscDevice` (`FileVTable`'s
+        // invariant; `MiscDevice` is transparent over the C struct), a
+        // registered `static`; `file` is being opened, by this call alone.
+        let (misc, f) = unsafe {
+            (
+                &*(*file).private_data.cast::<MiscDevice>(),
+                File::from_raw(file),
+            )
+        };
         from_result(|| {
-            let data = T::open()?;
+            let data = T::open(f, misc)?;
             if let Some(sock) = data.socket() {
                 // SAFETY: `file` is the file being opened, which outlives
                 // the graft: `release` undoes it before the file goes.
                 unsafe { sock.graft_file(file) };
             }
-            // SAFETY: `file` is being opened; its private data and mode are
-            // ours to set.
-            unsafe {
-                (*file).private_data = Arc::into_raw(data).cast_mut().cast();
-                (*file).f_mode |= bindings::RTUN_FMODE_NOWAIT;
-            }
+            // SAFETY: `file` is being opened; its private data is ours to
+            // set (`misc_open()` does not read it again).
+            unsafe { (*file).private_data = Arc::into_raw(data).cast_mut().cast() };
             Ok(0)
         })
     }
@@ -481,13 +543,20 @@ pub(crate) struct MiscDeviceOptions {
 }
 
 /// A misc device (`struct miscdevice`): a `static` of the driver's, which
-/// `misc_register` links into its list.
-pub(crate) struct MiscDevice(KernelStatic<bindings::miscdevice>);
+/// `misc_register` links into its list (under `misc_mtx`; Rust only reads
+/// what it wrote itself, or passes the pointer). [`FileOps::open`] gets the
+/// one a file is opened on.
+#[repr(transparent)]
+pub(crate) struct MiscDevice(Opaque<bindings::miscdevice>);
+
+// SAFETY: Rust code only hands out the raw pointer; the kernel serialises
+// its own writes (under `misc_mtx`).
+unsafe impl Sync for MiscDevice {}
 
 impl MiscDevice {
     /// The misc device `opts` describes.
     pub(crate) const fn new(opts: MiscDeviceOptions) -> Self {
-        Self(KernelStatic::new(bindings::miscdevice {
+        Self(Opaque::new(bindings::miscdevice {
             minor: match opts.minor {
                 Some(m) => m as c_int,
                 None => bindings::MISC_DYNAMIC_MINOR as c_int,
