@@ -11,7 +11,7 @@
 
 use crate::params;
 use crate::rps::{sock_rps_record_flow_hash, sock_rps_record_flow_hash_guarded};
-use crate::sys::{self, TextBuf, TextFile};
+use crate::sys::{self, DebugfsFileOps, TextBuf};
 use core::fmt::Write;
 use kernel::prelude::*;
 
@@ -92,7 +92,7 @@ fn micro_bench(t: &mut TextBuf) -> Result {
 /// `micro_bench`.
 pub(crate) struct MicroBench;
 
-impl TextFile for MicroBench {
+impl DebugfsFileOps for MicroBench {
     fn show(t: &mut TextBuf) -> Result {
         micro_bench(t)
     }

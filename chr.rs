@@ -16,8 +16,8 @@ use crate::sys::tun::{
     BatchOffer, BatchVerdict, RecvMsg, SendMsg, Sock, SockOps, VnetHdr, XdpBuff,
 };
 use crate::sys::{
-    self, poll, rcu, DropReason, Fasync, FileOps, IoctlAbi, IovIterDest, IovIterSource, NetNs,
-    PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing,
+    self, poll, rcu, DropReason, Fasync, File, FileOps, IoctlAbi, IovIterDest, IovIterSource,
+    MiscDevice, NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing,
 };
 use crate::vnet::{
     __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, NETIF_F_GSO_UDP_TUNNEL,
@@ -63,8 +63,8 @@ pub(crate) struct TunChr;
 impl FileOps for TunChr {
     type Data = TunFile;
 
-    fn open() -> Result<Arc<TunFile>> {
-        tun_chr_open()
+    fn open(file: &File, _misc: &MiscDevice) -> Result<Arc<TunFile>> {
+        tun_chr_open(file)
     }
 
     fn release(tfile: Arc<TunFile>) {
@@ -113,10 +113,11 @@ fn tun_chr_fasync(tfile: &TunFile, req: &Fasync, on: bool) -> Result {
     Ok(())
 }
 
-/// `tun_chr_open()`: the file and its socket.
-fn tun_chr_open() -> Result<Arc<TunFile>> {
+/// `tun_chr_open()`: the file and its socket (which `sys/` makes the
+/// file's, `socket.file`, see `FileSocket`).
+fn tun_chr_open(file: &File) -> Result<Arc<TunFile>> {
     let sock = Sock::new(&TUN_PROTO)?;
-    Arc::pin_init(
+    let tfile = Arc::pin_init(
         try_pin_init!(TunFile {
             ring <- SkbRing::new(),
             tun: RcuDev::null(),
@@ -130,7 +131,10 @@ fn tun_chr_open() -> Result<Arc<TunFile>> {
             fasync: AtomicBool::new(false),
         }),
         GFP_KERNEL,
-    )
+    )?;
+    // tun groks IOCB_NOWAIT just fine, mark it as such.
+    file.set_fmode_nowait();
+    Ok(tfile)
 }
 
 /// `tun_chr_show_fdinfo()`: `iff:` and the device's name (empty while

@@ -11,7 +11,8 @@
 //! debugfs file reads only the kind of device it was made for, a poll
 //! table takes only wait queues that live as long as the polled file, a
 //! `TUN_MSG_PTR` batch is taken once and never answered with an error once
-//! taken, a send header and a receive header are different things, a
+//! taken, a send header and a receive header are different things, the
+//! file `open` sees does not outlive the call, a
 //! device unpublished from an `RcuDev` is not used after, only `ndo_uninit`
 //! unpublishes without a grace period, a timer's owner stays whole
 //! while the timer may fire, and the driver above `sys/` has no `unsafe`.
@@ -19,12 +20,14 @@
 #![allow(dead_code, unused_variables, unused_imports)]
 
 use crate::sys::tun::{BatchOffer, BatchVerdict, RecvMsg};
+use crate::sys::tun::{BatchOffer, BatchVerdict, RecvMsg};
 use crate::sys::{
-    DebugfsFops, DevTextFile, NetDevice, NetNs, RcuArc, RcuDev, Rtnl, RtnlLocked, TextBuf, Timed,
-    TimerCallback,
+    DebugfsDevFileOps, DebugfsFileVTable, File, MiscDevice, NetDevice, NetNs, RcuArc, RcuDev, Rtnl,
+    RtnlLocked, TextBuf, Timed, TimerCallback,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// E0502: `replace` needs `&mut Rtnl` while the `&T` from `get_rtnl`
 /// still borrows it (the `&T` would be used after the grace period freed it).
@@ -78,13 +81,13 @@ fn rtnl_locked_needs_send() {
 #[cfg(rtun_compile_fail = "dev_file_of_other_priv")]
 fn dev_file_of_other_priv(dev: &crate::TunDev) {
     struct Other;
-    impl DevTextFile for Other {
+    impl DebugfsDevFileOps for Other {
         type Priv = u32;
         fn show(dev: &NetDevice<u32>, t: &mut TextBuf) -> Result {
             Ok(())
         }
     }
-    static OTHER_FOPS: DebugfsFops<u32> = DebugfsFops::dev_text::<Other>();
+    static OTHER_FOPS: DebugfsFileVTable<u32> = DebugfsFileVTable::new_dev::<Other>();
     Rtnl::with(|rtnl| {
         dev.priv_().debugfs.create(
             &crate::DEBUGFS_ROOT,
@@ -195,6 +198,27 @@ fn timer_state_needs_sync() {
     impl TimerCallback for NotSync {
         fn timer_fired(_this: &Timed<Self>) {}
     }
+}
+
+/// The file `FileOps::open` sees is borrowed for the call: a driver cannot
+/// keep it in the file's data (nor anywhere else), where it would outlive
+/// the open ("explicit lifetime required" / "lifetime may not live long
+/// enough").
+#[cfg(rtun_compile_fail = "file_escapes_open")]
+fn file_escapes_open() {
+    struct KeptFile(&'static File);
+    // `FileOps::open`'s signature, the data keeping the file.
+    fn open(file: &File, _misc: &MiscDevice) -> Result<Arc<KeptFile>> {
+        Ok(Arc::new(KeptFile(file), GFP_KERNEL)?)
+    }
+}
+
+/// E0507: nor can it copy the file out of the borrow (a `File` is only
+/// ever behind `open`'s reference).
+#[cfg(rtun_compile_fail = "file_copied_out")]
+fn file_copied_out(file: &File) -> usize {
+    let owned: File = *file;
+    core::mem::size_of_val(&owned)
 }
 
 /// `unsafe_code`: the driver is safe Rust (the crate root denies the lint

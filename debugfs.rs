@@ -11,7 +11,7 @@
 //! at open, so a reader sees one snapshot however it reads.
 
 use crate::rps::show_jump_sites;
-use crate::sys::{self, DevTextFile, TextBuf, TextFile};
+use crate::sys::{self, DebugfsDevFileOps, DebugfsFileOps, TextBuf};
 use crate::{Tun, TunDev};
 use core::fmt::Write;
 use kernel::prelude::*;
@@ -23,7 +23,7 @@ fn fmt_err(_: core::fmt::Error) -> Error {
 /// `jump_sites`.
 pub(crate) struct JumpSites;
 
-impl TextFile for JumpSites {
+impl DebugfsFileOps for JumpSites {
     fn show(t: &mut TextBuf) -> Result {
         show_jump_sites(t).map_err(fmt_err)
     }
@@ -33,7 +33,7 @@ impl TextFile for JumpSites {
 /// entry.
 pub(crate) struct Flows;
 
-impl DevTextFile for Flows {
+impl DebugfsDevFileOps for Flows {
     type Priv = Tun;
 
     fn show(dev: &TunDev, t: &mut TextBuf) -> Result {
@@ -62,7 +62,7 @@ fn tun_show_flows(tun: &Tun, t: &mut TextBuf) -> core::fmt::Result {
 /// own counters (the device's statistics add the core's).
 pub(crate) struct Stats;
 
-impl DevTextFile for Stats {
+impl DebugfsDevFileOps for Stats {
     type Priv = Tun;
 
     fn show(dev: &TunDev, t: &mut TextBuf) -> Result {

@@ -48,9 +48,9 @@ mod sys;
 use sys::errno::EADDRNOTAVAIL;
 
 use sys::{
-    is_valid_ether_addr, BhOff, DevOps, DevSetup, EthtoolOps, EthtoolTable, LinkAttrs, LinkOps,
-    LinkOpsRegistration, NameAssign, NetDevOps, NetDevice, NetDeviceBuilder, NetDriver, Rtnl,
-    SkBuff, TxResult, ETH_ALEN,
+    is_valid_ether_addr, BhOff, DevFlags, DevSetup, EthtoolOps, EthtoolVTable, Features, LinkAttrs,
+    NameAssign, NetDevice, NetDeviceBuilder, NetDeviceOps, NetDeviceVTable, PrivFlags, Rtnl,
+    RtnlLinkOps, RtnlLinkRegistration, RtnlLinkVTable, SkBuff, TxResult, ETH_ALEN,
 };
 
 /// rust_dummy's module parameter (`dummy_params.c`).
@@ -79,7 +79,7 @@ type DummyDev = NetDevice<()>;
 struct DummyNetDev;
 
 #[vtable]
-impl NetDevOps for DummyNetDev {
+impl NetDeviceOps for DummyNetDev {
     type Priv = ();
 
     /// `dummy_xmit()`: count, time-stamp, free.
@@ -105,7 +105,7 @@ impl NetDevOps for DummyNetDev {
 }
 
 /// `dummy_netdev_ops`, with `eth_validate_addr` and `eth_mac_addr`.
-static DUMMY_NETDEV_OPS: DevOps<()> = DevOps::new::<DummyNetDev>().eth_addr();
+static DUMMY_NETDEV_OPS: NetDeviceVTable<()> = NetDeviceVTable::new::<DummyNetDev>().eth_addr();
 
 /// `dummy_ethtool_ops`.
 struct DummyEthtool;
@@ -116,18 +116,18 @@ impl EthtoolOps for DummyEthtool {
     const GET_TS_INFO: bool = true;
 }
 
-static DUMMY_ETHTOOL_OPS: EthtoolTable<()> = EthtoolTable::new::<DummyEthtool>();
+static DUMMY_ETHTOOL_OPS: EthtoolVTable<()> = EthtoolVTable::new::<DummyEthtool>();
 
 /// The driver as rtnetlink sees it (`dummy_link_ops`).
 struct Dummy;
 
 #[vtable]
-impl NetDriver for Dummy {
+impl RtnlLinkOps for Dummy {
     type Priv = ();
+    const KIND: &'static CStr = c_str!("dummy");
 
     /// `dummy_setup()`.
     fn setup(dev: &mut DevSetup<()>) {
-        use bindings as b;
         dev.ether_setup();
 
         // Initialize the device structure.
@@ -136,18 +136,20 @@ impl NetDriver for Dummy {
 
         // Fill in device structure with ethernet-generic values.
         let flags = dev.flags();
-        dev.set_flags((flags | b::RTUN_IFF_NOARP) & !b::RTUN_IFF_MULTICAST);
-        dev.priv_flags_set(b::RTUN_IFF_LIVE_ADDR_CHANGE | b::RTUN_IFF_NO_QUEUE);
+        dev.set_flags((flags | DevFlags::NOARP) - DevFlags::MULTICAST);
+        dev.priv_flags_set(PrivFlags::LIVE_ADDR_CHANGE | PrivFlags::NO_QUEUE);
         dev.set_lltx();
-        let features = b::RTUN_NETIF_F_SG
-            | b::RTUN_NETIF_F_FRAGLIST
-            | b::RTUN_NETIF_F_GSO_SOFTWARE
-            | b::RTUN_NETIF_F_HW_CSUM
-            | b::RTUN_NETIF_F_HIGHDMA
-            | b::RTUN_NETIF_F_GSO_ENCAP_ALL;
-        // A fresh device has no features, hence `hw_features |= features`
-        // and `hw_enc_features |= features` are these (no VLAN features).
-        dev.set_features(features, features, 0);
+        let features = Features::SG
+            | Features::FRAGLIST
+            | Features::GSO_SOFTWARE
+            | Features::HW_CSUM
+            | Features::HIGHDMA
+            | Features::GSO_ENCAP_ALL;
+        // A fresh device has no features, hence `features |= ...`,
+        // `hw_features |= dev->features` and `hw_enc_features |=
+        // dev->features` are these.
+        dev.set_features(features);
+        dev.set_hw_features(features);
         dev.set_hw_enc_features(features);
         dev.eth_hw_addr_random();
 
@@ -173,31 +175,27 @@ impl NetDriver for Dummy {
 }
 
 /// `dummy_link_ops`.
-static DUMMY_LINK_OPS: LinkOps<()> = LinkOps::new::<Dummy>(c_str!("dummy"));
+static DUMMY_LINK_OPS: RtnlLinkVTable<()> = RtnlLinkVTable::new::<Dummy>();
 
 /// `dummy_init_one()`.
 fn dummy_init_one(rtnl: &mut Rtnl<'_>) -> Result {
-    let dev = NetDeviceBuilder::alloc::<Dummy>(
-        &DUMMY_LINK_OPS,
-        c_str!("dummy%d"),
-        NameAssign::Enum,
-        1,
-        None,
-        sys::compat::unit_init(),
-    )?;
+    let dev = NetDeviceBuilder::new(&DUMMY_LINK_OPS)
+        .name(c_str!("dummy%d"))
+        .name_assign(NameAssign::Enum)
+        .alloc(sys::compat::unit_init())?;
     dev.register(rtnl)?;
     Ok(())
 }
 
 struct RustDummy {
-    _link: LinkOpsRegistration<()>,
+    _link: RtnlLinkRegistration<()>,
 }
 
 impl kernel::Module for RustDummy {
     /// `dummy_init_module()`: the link kind, then `numdummies` devices; if
     /// one fails, the kind goes again, with the devices made so far.
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let link = LinkOpsRegistration::register(&DUMMY_LINK_OPS)?;
+        let link = RtnlLinkRegistration::register(&DUMMY_LINK_OPS)?;
         Rtnl::with(|rtnl| -> Result {
             for _ in 0..params::numdummies() {
                 dummy_init_one(rtnl)?;

@@ -7,10 +7,12 @@
 
 use crate::ioctl::{IFNAMSIZ, IFREQ_LEN};
 use crate::kver;
-use crate::link::{link_ops, TunDriver, TUN_ATTR_GROUP};
+use crate::link::{link_ops, TUN_ATTR_GROUP};
 use crate::params;
 use crate::queue::{__tun_detach, tun_attach, tun_force_wake_queue};
-use crate::sys::{self, NameAssign, NetDevice, NetDeviceBuilder, Rtnl};
+use crate::sys::{
+    self, DevFlags, DevSetup, Features, NameAssign, NetDevice, NetDeviceBuilder, PrivFlags, Rtnl,
+};
 use crate::{
     bindings, dropin, DevKind, Tun, TunDev, TunFile, IFF_ATTACH_QUEUE, IFF_DETACH_QUEUE,
     IFF_MULTI_QUEUE, IFF_NAPI, IFF_NAPI_FRAGS, IFF_NOFILTER, IFF_NO_CARRIER, IFF_PERSIST, IFF_TAP,
@@ -162,14 +164,12 @@ pub(crate) fn tun_set_iff<'g>(
                 tfile.sock.sndbuf(),
                 (tfile.into(), flags),
             );
-            let mut b = NetDeviceBuilder::alloc::<TunDriver>(
-                link_ops(),
-                name,
-                NameAssign::Unknown,
-                queues,
-                Some(&tfile.net),
-                tun,
-            )?;
+            let mut b = NetDeviceBuilder::new(link_ops())
+                .name(name)
+                .name_assign(NameAssign::Unknown)
+                .queues(queues)
+                .netns(&tfile.net)
+                .alloc(tun)?;
             b.set_ifindex(tfile.ifindex.load(Ordering::Relaxed));
             b.set_sysfs_group(&TUN_ATTR_GROUP);
             tun_net_initialize(&mut b, kind, unguarded);
@@ -252,18 +252,12 @@ pub(crate) fn tun_set_queue(tfile: ArcBorrow<'_, TunFile>, flags: u32) -> Result
 
 /// `tun_net_initialize()` and `tun_net_init()`'s features: the
 /// type-specific set-up of a new device.
-fn tun_net_initialize(b: &mut NetDeviceBuilder<Tun>, kind: DevKind, unguarded: bool) {
-    use bindings as bd;
-    let hw = bd::RTUN_NETIF_F_SG
-        | bd::RTUN_NETIF_F_FRAGLIST
-        | TUN_USER_FEATURES
-        | bd::RTUN_NETIF_F_HW_VLAN_CTAG_TX
-        | bd::RTUN_NETIF_F_HW_VLAN_STAG_TX;
-    b.set_features(
-        hw,
-        hw,
-        hw & !(bd::RTUN_NETIF_F_HW_VLAN_CTAG_TX | bd::RTUN_NETIF_F_HW_VLAN_STAG_TX),
-    );
+fn tun_net_initialize(b: &mut DevSetup<Tun>, kind: DevKind, unguarded: bool) {
+    let vlan_tx = Features::HW_VLAN_CTAG_TX | Features::HW_VLAN_STAG_TX;
+    let hw = Features::SG | Features::FRAGLIST | TUN_USER_FEATURES | vlan_tx;
+    b.set_hw_features(hw);
+    b.set_features(hw);
+    b.set_vlan_features(hw - vlan_tx);
     // 7.3 (with UDP-tunnel GSO): encapsulated packets get the same
     // offloads, so that a tunnel's GSO packets reach the reader whole;
     // 6.12's tun.c leaves `hw_enc_features` empty.
@@ -276,17 +270,17 @@ fn tun_net_initialize(b: &mut NetDeviceBuilder<Tun>, kind: DevKind, unguarded: b
             // A point-to-point L3 device: no link header or address.
             b.set_ops(&NETDEV_OPS[mode]);
             b.ip_tunnel_header_ops();
-            b.set_link_layer(bd::ARPHRD_NONE, 0, 0);
+            b.set_link_layer(bindings::ARPHRD_NONE, 0, 0);
             b.set_mtu(1500);
-            b.set_flags(bd::RTUN_IFF_POINTOPOINT | bd::RTUN_IFF_NOARP | bd::RTUN_IFF_MULTICAST);
+            b.set_flags(DevFlags::POINTOPOINT | DevFlags::NOARP | DevFlags::MULTICAST);
         }
         DevKind::Tap => {
             // An Ethernet device with a random address, which may change
             // while up and does not share transmitted skbs.
             b.set_ops(&NETDEV_OPS[2 + mode]);
             b.ether_setup();
-            b.priv_flags_clear(bd::RTUN_IFF_TX_SKB_SHARING);
-            b.priv_flags_set(bd::RTUN_IFF_LIVE_ADDR_CHANGE);
+            b.priv_flags_clear(PrivFlags::TX_SKB_SHARING);
+            b.priv_flags_set(PrivFlags::LIVE_ADDR_CHANGE);
             b.eth_hw_addr_random();
         }
     }

@@ -489,6 +489,6 @@ fn set_offload(dev: &TunDev, arg: usize, rtnl: &mut Rtnl<'_>) -> Result {
         return Err(EINVAL);
     }
     dev.priv_().set_features.store(features, Ordering::Relaxed);
-    dev.update_wanted_features(TUN_USER_FEATURES, features, rtnl);
+    dev.update_wanted_features(TUN_USER_FEATURES.bits(), features, rtnl);
     Ok(())
 }

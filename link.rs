@@ -3,13 +3,14 @@
 //! The device as the net device core sees it, beside tun.c's `tun_setup()`,
 //! `tun_validate()`, `tun_get_size()`, `tun_fill_info()` (`tun_link_ops`),
 //! `tun_ethtool_ops` and the sysfs attributes (`tun_attr_group`): the
-//! driver's [`NetDriver`] and [`EthtoolOps`], which `sys/` turns into the C
+//! driver's [`RtnlLinkOps`] and [`EthtoolOps`], which `sys/` turns into the C
 //! tables at compile time.
 
 use crate::sys::errno::EOPNOTSUPP;
 use crate::sys::{
-    nla_total_size, AttrGroup, AttrList, Channels, DevAttrShow, DevAttribute, DevSetup, DrvInfo,
-    EthtoolOps, EthtoolTable, LinkAttrs, LinkKsettings, LinkOps, NetDriver, NlMsg, Rtnl, SysfsBuf,
+    nla_total_size, AttrGroup, AttrList, Channels, DevSetup, DeviceAttributeOps,
+    DeviceAttributeVTable, DrvInfo, EthtoolOps, EthtoolVTable, LinkAttrs, LinkKsettings, NlMsg,
+    Rtnl, RtnlLinkOps, RtnlLinkVTable, SysfsBuf,
 };
 use crate::{
     bindings, dropin, iff, sys, DevKind, Tun, TunDev, IFF_MULTI_QUEUE, IFF_NO_PI, IFF_PERSIST,
@@ -20,12 +21,18 @@ use core::sync::atomic::Ordering;
 use kernel::c_str;
 use kernel::prelude::*;
 
-/// The driver, as rtnetlink sees it (`tun_link_ops`).
-pub(crate) struct TunDriver;
+/// The driver, as rtnetlink sees it (`tun_link_ops`): of kind `rust_tun`
+/// beside tun.ko, `tun` in drop-in mode (`DROPIN`).
+pub(crate) struct TunDriver<const DROPIN: bool>;
 
 #[vtable]
-impl NetDriver for TunDriver {
+impl<const DROPIN: bool> RtnlLinkOps for TunDriver<DROPIN> {
     type Priv = Tun;
+    const KIND: &'static CStr = if DROPIN {
+        c_str!("tun")
+    } else {
+        c_str!("rust_tun")
+    };
 
     /// `tun_setup()`: tun's ethtool ops, lockless transmit, the default
     /// `tx_queue_len` (TUN/TAP specifics come with `tun_net_initialize()`,
@@ -155,7 +162,7 @@ impl EthtoolOps for TunEthtool {
     }
 }
 
-static TUN_ETHTOOL_OPS: EthtoolTable<Tun> = EthtoolTable::new::<TunEthtool>();
+static TUN_ETHTOOL_OPS: EthtoolVTable<Tun> = EthtoolVTable::new::<TunEthtool>();
 
 /// `tun_default_link_ksettings()`: 10 Gb/s, full duplex, twisted pair,
 /// no autonegotiation, no link modes.
@@ -172,11 +179,11 @@ pub(crate) const fn tun_default_link_ksettings() -> LinkKsettings {
 /// `ip link del` works, module unload deletes what is left; they also mark
 /// a device as ours. Kind `rust_tun` beside tun.ko, `tun` in drop-in mode
 /// (what `ip tuntap show` lists).
-pub(crate) static TUN_LINK_OPS: LinkOps<Tun> = LinkOps::new::<TunDriver>(c_str!("rust_tun"));
-static DROPIN_LINK_OPS: LinkOps<Tun> = LinkOps::new::<TunDriver>(c_str!("tun"));
+pub(crate) static TUN_LINK_OPS: RtnlLinkVTable<Tun> = RtnlLinkVTable::new::<TunDriver<false>>();
+static DROPIN_LINK_OPS: RtnlLinkVTable<Tun> = RtnlLinkVTable::new::<TunDriver<true>>();
 
 /// This mode's link ops.
-pub(crate) fn link_ops() -> &'static LinkOps<Tun> {
+pub(crate) fn link_ops() -> &'static RtnlLinkVTable<Tun> {
     if dropin() {
         &DROPIN_LINK_OPS
     } else {
@@ -188,7 +195,7 @@ pub(crate) fn link_ops() -> &'static LinkOps<Tun> {
 /// `ip tuntap show` with `owner` and `group`).
 struct TunFlagsAttr;
 
-impl DevAttrShow for TunFlagsAttr {
+impl DeviceAttributeOps for TunFlagsAttr {
     type Priv = Tun;
 
     /// `tun_flags_show()`.
@@ -200,7 +207,7 @@ impl DevAttrShow for TunFlagsAttr {
 /// `/sys/class/net/<dev>/owner`.
 struct OwnerAttr;
 
-impl DevAttrShow for OwnerAttr {
+impl DeviceAttributeOps for OwnerAttr {
     type Priv = Tun;
 
     /// `owner_show()`: the owner in the reader's user namespace, or -1.
@@ -215,7 +222,7 @@ impl DevAttrShow for OwnerAttr {
 /// `/sys/class/net/<dev>/group`.
 struct GroupAttr;
 
-impl DevAttrShow for GroupAttr {
+impl DeviceAttributeOps for GroupAttr {
     type Priv = Tun;
 
     /// `group_show()`.
@@ -227,9 +234,12 @@ impl DevAttrShow for GroupAttr {
     }
 }
 
-static TUN_FLAGS_ATTR: DevAttribute<Tun> = DevAttribute::new::<TunFlagsAttr>(c_str!("tun_flags"));
-static OWNER_ATTR: DevAttribute<Tun> = DevAttribute::new::<OwnerAttr>(c_str!("owner"));
-static GROUP_ATTR: DevAttribute<Tun> = DevAttribute::new::<GroupAttr>(c_str!("group"));
+static TUN_FLAGS_ATTR: DeviceAttributeVTable<Tun> =
+    DeviceAttributeVTable::new::<TunFlagsAttr>(c_str!("tun_flags"));
+static OWNER_ATTR: DeviceAttributeVTable<Tun> =
+    DeviceAttributeVTable::new::<OwnerAttr>(c_str!("owner"));
+static GROUP_ATTR: DeviceAttributeVTable<Tun> =
+    DeviceAttributeVTable::new::<GroupAttr>(c_str!("group"));
 static TUN_DEV_ATTRS: AttrList<Tun, 4> = AttrList::new([
     Some(&TUN_FLAGS_ATTR),
     Some(&OWNER_ATTR),

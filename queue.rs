@@ -9,8 +9,8 @@
 use crate::kver;
 use crate::napi::{tun_napi_del, tun_napi_disable, tun_napi_enable, tun_napi_init};
 use crate::sys::{
-    self, poll, DevEvent, InUninit, LinkOps, NetDevice, NetdevEvents, RingSlots, Rtnl,
-    UnpublishedBatch,
+    self, poll, DevEvent, InUninit, NetDevice, NetDeviceNotifierOps, RingSlots, Rtnl,
+    RtnlLinkVTable, UnpublishedBatch,
 };
 use crate::{
     link_ops, Tun, TunDev, TunFile, DEBUGFS_ROOT, DEV_FLOWS_FOPS, DEV_STATS_FOPS, IFF_MULTI_QUEUE,
@@ -411,10 +411,10 @@ fn tun_queue_resize(dev: &TunDev, rtnl: &Rtnl<'_>) -> Result {
 /// The netdevice notifier (`tun_device_event()`).
 pub(crate) struct TunEvents;
 
-impl NetdevEvents for TunEvents {
+impl NetDeviceNotifierOps for TunEvents {
     type Priv = Tun;
 
-    fn link() -> &'static LinkOps<Tun> {
+    fn link() -> &'static RtnlLinkVTable<Tun> {
         link_ops()
     }
 

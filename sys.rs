@@ -17,8 +17,12 @@
 //!   rust_tun only (the `rtun_driver` cfg, `Kbuild`);
 //! - [`bench`]: rust_tun's measuring apparatus.
 //!
-//! The layer names no driver item: drivers implement its traits and
-//! generic adapters here turn them into the C tables at compile time. C's
+//! The layer names no driver item: drivers implement its op traits
+//! ([`RtnlLinkOps`], [`NetDeviceOps`], [`EthtoolOps`],
+//! [`NetDeviceNotifierOps`], [`FileOps`], [`DebugfsFileOps`],
+//! [`DebugfsDevFileOps`], [`DeviceAttributeOps`], [`TimerCallback`]) and
+//! generic adapters here turn each into its C table (a `FooVTable`) at
+//! compile time. C's
 //! inline functions and macros are called through the one-line helpers of
 //! `helpers/` (the tun part's in `helpers/tun/`; inlined into the crate
 //! through LLVM bitcode where the toolchain allows, see `Kbuild`), and C
@@ -116,29 +120,33 @@ pub(crate) mod tun;
 #[cfg(CONFIG_COMPAT)]
 pub(crate) use chrdev::COMPAT_IFREQ_LEN;
 pub(crate) use chrdev::{
-    impl_file_unbound, Fasync, FileBound, FileOperations, FileOps, IoctlAbi, MiscDevice,
-    MiscRegistration, SeqFile,
+    impl_file_unbound, Fasync, File, FileBound, FileOps, FileVTable, IoctlAbi, MiscDevice,
+    MiscDeviceOptions, MiscDeviceRegistration, SeqFile,
 };
 pub(crate) use cred::{
     capable_net_admin, current_euid_is, from_kgid_munged, from_kuid_munged, in_egroup, make_kgid,
     make_kuid,
 };
 pub(crate) use debugfs::{
-    DebugfsFops, DebugfsRoot, DebugfsRootRegistration, DevDebugfs, DevTextFile, TextBuf, TextFile,
+    DebugfsDevFileOps, DebugfsFileOps, DebugfsFileVTable, DebugfsRoot, DebugfsRootRegistration,
+    DevDebugfs, TextBuf,
 };
 /// `NET_SKB_PAD` (include/linux/skbuff.h), evaluated in `bindings_helper.h`.
 pub(crate) const NET_SKB_PAD: usize = bindings::RTUN_NET_SKB_PAD as usize;
 pub(crate) use napi::{Napi, NapiPoll, NAPI_POLL_WEIGHT};
 pub(crate) use netdev::builder::{DevSetup, NameAssign, NetDeviceBuilder};
 pub(crate) use netdev::device::{NetDevice, IFF_UP, IFRU_LEN, SOCKADDR_LEN};
-pub(crate) use netdev::ethtool::{Channels, DrvInfo, EthtoolOps, EthtoolTable, LinkKsettings};
+pub(crate) use netdev::ethtool::{Channels, DrvInfo, EthtoolOps, EthtoolVTable, LinkKsettings};
+pub(crate) use netdev::flags::{DevFlags, Features, PrivFlags};
 pub(crate) use netdev::link::{
-    is_valid_ether_addr, nla_total_size, LinkAttrs, LinkOps, LinkOpsRegistration, NetDriver, NlMsg,
-    ETH_ALEN,
+    is_valid_ether_addr, nla_total_size, LinkAttrs, NlMsg, RtnlLinkOps, RtnlLinkRegistration,
+    RtnlLinkVTable, ETH_ALEN,
 };
 pub(crate) use netdev::netns::{module_get, module_put, NetNs};
-pub(crate) use netdev::notifier::{DevEvent, NetdevEvents, Notifier, NotifierRegistration};
-pub(crate) use netdev::ops::{DevOps, NetDevOps, Stats64, TxResult};
+pub(crate) use netdev::notifier::{
+    DevEvent, NetDeviceNotifierOps, NetDeviceNotifierRegistration, NetDeviceNotifierVTable,
+};
+pub(crate) use netdev::ops::{NetDeviceOps, NetDeviceVTable, Stats64, TxResult};
 pub(crate) use netdev::rcudev::{InUninit, RcuDev};
 pub(crate) use param::module_params;
 pub(crate) use pcpu::PerCpuCounters;
@@ -153,4 +161,4 @@ pub(crate) use sync::publish::{OncePin, RcuArc, Unpublished, UnpublishedBatch};
 pub(crate) use sync::rtnl::{Rtnl, RtnlLocked};
 pub(crate) use sync::time::{jiffies, rcu_cookie, round_jiffies_up, Timed, TimerCallback, HZ};
 pub(crate) use sync::wait::{poll, PollTable};
-pub(crate) use sysfs::{AttrGroup, AttrList, DevAttrShow, DevAttribute, SysfsBuf};
+pub(crate) use sysfs::{AttrGroup, AttrList, DeviceAttributeOps, DeviceAttributeVTable, SysfsBuf};

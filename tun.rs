@@ -73,8 +73,9 @@ use flow_table::{FlowTable, Flows};
 use link::{link_ops, tun_default_link_ksettings};
 use sys::tun::{Proto, Sock, SockFprog, TunSecurity};
 use sys::{
-    DebugfsFops, DebugfsRoot, DevDebugfs, DevOps, FileOperations, LinkKsettings, MiscDevice,
-    NetDevice, NetNs, Notifier, PerCpuCounters, RcuArc, RcuDev, RtnlLocked, SkbRing, Stats64,
+    DebugfsFileVTable, DebugfsRoot, DevDebugfs, Features, FileVTable, LinkKsettings, MiscDevice,
+    MiscDeviceOptions, NetDevice, NetDeviceNotifierVTable, NetDeviceVTable, NetNs, PerCpuCounters,
+    RcuArc, RcuDev, RtnlLocked, SkbRing, Stats64,
 };
 use txfilter::TxFilter;
 
@@ -148,16 +149,16 @@ pub(crate) const TUN_FEATURES: u32 = IFF_NO_PI
     | IFF_BACKPRESSURE;
 /// `TUN_USER_FEATURES`: the offloads `TUNSETOFFLOAD` turns on and off
 /// (7.3's include UDP-tunnel GSO and its outer checksum).
-pub(crate) const TUN_USER_FEATURES: u64 = bindings::RTUN_NETIF_F_HW_CSUM
-    | bindings::RTUN_NETIF_F_TSO_ECN
-    | bindings::RTUN_NETIF_F_TSO
-    | bindings::RTUN_NETIF_F_TSO6
-    | bindings::RTUN_NETIF_F_GSO_UDP_L4
-    | if kver::HAS_UDP_TUNNEL_GSO {
-        bindings::RTUN_NETIF_F_GSO_UDP_TUNNEL | bindings::RTUN_NETIF_F_GSO_UDP_TUNNEL_CSUM
+pub(crate) const TUN_USER_FEATURES: Features = Features::HW_CSUM
+    .union(Features::TSO_ECN)
+    .union(Features::TSO)
+    .union(Features::TSO6)
+    .union(Features::GSO_UDP_L4)
+    .union(if kver::HAS_UDP_TUNNEL_GSO {
+        Features::GSO_UDP_TUNNEL.union(Features::GSO_UDP_TUNNEL_CSUM)
     } else {
-        0
-    };
+        Features::empty()
+    });
 /// `TUN_VNET_LE`: `TUNSETVNETLE` was set (kept in `tun->flags` as tun.c).
 pub(crate) const TUN_VNET_LE: u32 = 0x8000_0000;
 /// `sizeof(struct virtio_net_hdr)`: the default and least vnet header size
@@ -431,50 +432,50 @@ static TUN_PROTO: Proto = Proto::new::<chr::TunChr>(b"rust_tun");
 /// The device ops: TUN guarded, TUN unguarded, TAP guarded, TAP unguarded.
 /// The mode is fixed per device by its ops, so the transmit path pays
 /// nothing to know it (`xmit::TunNetDev<UNGUARDED>`).
-static NETDEV_OPS: [DevOps<Tun>; 4] = [
-    DevOps::new::<xmit::TunNetDev<false>>(),
-    DevOps::new::<xmit::TunNetDev<true>>(),
+static NETDEV_OPS: [NetDeviceVTable<Tun>; 4] = [
+    NetDeviceVTable::new::<xmit::TunNetDev<false>>(),
+    NetDeviceVTable::new::<xmit::TunNetDev<true>>(),
     // `tap_netdev_ops`: an Ethernet device's address ops, and frames
     // handed on as they are.
-    DevOps::new::<xmit::TunNetDev<false>>()
+    NetDeviceVTable::new::<xmit::TunNetDev<false>>()
         .eth_addr()
         .passthru_features_check(),
-    DevOps::new::<xmit::TunNetDev<true>>()
+    NetDeviceVTable::new::<xmit::TunNetDev<true>>()
         .eth_addr()
         .passthru_features_check(),
 ];
 
 /// The netdevice notifier (`tun_notifier_block`).
-static TUN_NOTIFIER: Notifier = Notifier::new::<queue::TunEvents>();
+static TUN_NOTIFIER: NetDeviceNotifierVTable = NetDeviceNotifierVTable::new::<queue::TunEvents>();
 
 /// The character device (tun.c's `tun_miscdev`): `/dev/net/rust_tun` with
 /// a dynamic minor beside tun.ko, `/dev/net/tun` (minor 200) in drop-in
 /// mode.
-static TUN_FOPS: FileOperations = FileOperations::new::<chr::TunChr>();
+static TUN_FOPS: FileVTable = FileVTable::new::<chr::TunChr>();
 
 // tun.ko's exports for vhost-net, as `rtun_*` (sys/vhost.rs).
 sys::tun::vhost::export_tun_files!(chr::TunChr, TUN_FOPS);
-static TUN_MISCDEV: MiscDevice = MiscDevice::new(
-    None,
-    c_str!("rust_tun"),
-    c_str!("net/rust_tun"),
-    0o666,
-    &TUN_FOPS,
-);
-static DROPIN_MISCDEV: MiscDevice = MiscDevice::new(
-    Some(bindings::RTUN_TUN_MINOR as u8),
-    c_str!("tun"),
-    c_str!("net/tun"),
-    0o666,
-    &TUN_FOPS,
-);
+static TUN_MISCDEV: MiscDevice = MiscDevice::new(MiscDeviceOptions {
+    name: c_str!("rust_tun"),
+    nodename: Some(c_str!("net/rust_tun")),
+    minor: None,
+    mode: 0o666,
+    fops: &TUN_FOPS,
+});
+static DROPIN_MISCDEV: MiscDevice = MiscDevice::new(MiscDeviceOptions {
+    name: c_str!("tun"),
+    nodename: Some(c_str!("net/tun")),
+    minor: Some(bindings::RTUN_TUN_MINOR as u8),
+    mode: 0o666,
+    fops: &TUN_FOPS,
+});
 
 /// `<debugfs>/rust_tun` and its files.
 static DEBUGFS_ROOT: DebugfsRoot = DebugfsRoot::new();
-static JUMP_SITES_FOPS: DebugfsFops = DebugfsFops::text::<debugfs::JumpSites>();
-static MICRO_BENCH_FOPS: DebugfsFops = DebugfsFops::text::<bench::MicroBench>();
-static DEV_FLOWS_FOPS: DebugfsFops<Tun> = DebugfsFops::dev_text::<debugfs::Flows>();
-static DEV_STATS_FOPS: DebugfsFops<Tun> = DebugfsFops::dev_text::<debugfs::Stats>();
+static JUMP_SITES_FOPS: DebugfsFileVTable = DebugfsFileVTable::new::<debugfs::JumpSites>();
+static MICRO_BENCH_FOPS: DebugfsFileVTable = DebugfsFileVTable::new::<bench::MicroBench>();
+static DEV_FLOWS_FOPS: DebugfsFileVTable<Tun> = DebugfsFileVTable::new_dev::<debugfs::Flows>();
+static DEV_STATS_FOPS: DebugfsFileVTable<Tun> = DebugfsFileVTable::new_dev::<debugfs::Stats>();
 
 // ---------------------------------------------------------------------------
 // The module.
@@ -482,9 +483,9 @@ static DEV_STATS_FOPS: DebugfsFops<Tun> = DebugfsFops::dev_text::<debugfs::Stats
 struct RustTun {
     // Dropped in this order: no new files, every device of ours goes, no
     // more device events, then the debugfs root.
-    _misc: sys::MiscRegistration,
-    _link: sys::LinkOpsRegistration<Tun>,
-    _notifier: sys::NotifierRegistration,
+    _misc: sys::MiscDeviceRegistration,
+    _link: sys::RtnlLinkRegistration<Tun>,
+    _notifier: sys::NetDeviceNotifierRegistration,
     _debugfs: Option<sys::DebugfsRootRegistration>,
 }
 
@@ -496,8 +497,8 @@ impl kernel::Module for RustTun {
             root.dir()
                 .text_file(c_str!("micro_bench"), &MICRO_BENCH_FOPS);
         }
-        let notifier = sys::NotifierRegistration::register(&TUN_NOTIFIER)?;
-        let link = sys::LinkOpsRegistration::register(link_ops()).inspect_err(|e| {
+        let notifier = sys::NetDeviceNotifierRegistration::register(&TUN_NOTIFIER)?;
+        let link = sys::RtnlLinkRegistration::register(link_ops()).inspect_err(|e| {
             if dropin() && *e == EEXIST {
                 pr_err!("dropin: rtnl link kind \"tun\" is registered already (tun.ko loaded?)\n");
             }
@@ -507,7 +508,7 @@ impl kernel::Module for RustTun {
         } else {
             &TUN_MISCDEV
         };
-        let misc = sys::MiscRegistration::register(misc).inspect_err(|e| {
+        let misc = sys::MiscDeviceRegistration::register(misc).inspect_err(|e| {
             if dropin() && *e == EBUSY {
                 pr_err!(
                     "dropin: misc minor 200 (/dev/net/tun) is taken already (tun.ko loaded?)\n"

@@ -10,8 +10,8 @@ use crate::flow_table::FlowTable;
 use crate::kver;
 use crate::sys::tun::{FasyncBand, TunSecurity};
 use crate::sys::{
-    poll, rcu, smp_mb__after_atomic, BhOff, DropReason, InUninit, NetDevOps, Rtnl, SkBuff, Stats64,
-    TxResult,
+    poll, rcu, smp_mb__after_atomic, BhOff, DropReason, InUninit, NetDeviceOps, Rtnl, SkBuff,
+    Stats64, TxResult,
 };
 use crate::txfilter::ETH_ALEN;
 use crate::{ioctl, queue, rps, Tun, TunDev, TunFile};
@@ -25,7 +25,7 @@ use kernel::prelude::*;
 pub(crate) struct TunNetDev<const UNGUARDED: bool>;
 
 #[vtable]
-impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
+impl<const UNGUARDED: bool> NetDeviceOps for TunNetDev<UNGUARDED> {
     type Priv = Tun;
 
     /// `tun_net_init()`: the device's LSM blob, then the attach of the
@@ -76,7 +76,7 @@ impl<const UNGUARDED: bool> NetDevOps for TunNetDev<UNGUARDED> {
     /// only those it set.
     fn fix_features(dev: &TunDev, features: u64) -> u64 {
         let set = dev.priv_().set_features.load(Ordering::Relaxed);
-        (features & set) | (features & !crate::TUN_USER_FEATURES)
+        (features & set) | (features & !crate::TUN_USER_FEATURES.bits())
     }
 }
 

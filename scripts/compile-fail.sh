@@ -40,6 +40,8 @@ cases=(
 	"timed_moved_while_armed:E0277"
 	"timed_state_mut:E0596"
 	"timer_state_needs_sync:E0277"
+	"file_escapes_open:E0621|lifetime may not live long enough|borrowed data escapes"
+	"file_copied_out:E0507"
 	"driver_unsafe_block:usage of an .unsafe. block"
 	"driver_unsafe_impl:implementation of an .unsafe. trait"
 	# In sys/static_key.rs (the jump-label site's key is typed).

@@ -2,8 +2,9 @@
 
 //! Character devices: the [`FileOps`] a driver implements for its open
 //! files, the `file_operations` built from them at compile time
-//! ([`FileOperations`]), and the misc device that carries them
-//! ([`MiscDevice`], [`MiscRegistration`]); the shape of newer kernels'
+//! ([`FileVTable`]), and the misc device that carries them
+//! ([`MiscDevice`], [`MiscDeviceRegistration`]), whose `open` sees the
+//! [`File`] being opened; the shape of newer kernels'
 //! `rust/kernel/miscdevice.rs`.
 
 use super::errno::EBADFD;
@@ -31,8 +32,12 @@ pub(crate) trait FileOps: 'static {
     /// `release` ([`FileBound`]).
     type Data: Send + Sync + FileBound;
 
-    /// `open`: the new file's data.
-    fn open() -> Result<Arc<Self::Data>>;
+    /// `open`: the new file's data. `file` is the file being opened,
+    /// borrowed for the call; `misc` is the misc device it was opened on
+    /// (the one of `file->private_data` at open, as `misc_open()` sets it),
+    /// so a driver with several devices can tell them apart
+    /// (`core::ptr::eq(misc, &MY_MISCDEV)`). 7.3's `MiscDevice::open`.
+    fn open(file: &File, misc: &MiscDevice) -> Result<Arc<Self::Data>>;
 
     /// `release`: the last use of the file; by default the data's
     /// reference is dropped.
@@ -206,12 +211,60 @@ impl core::fmt::Write for SeqFile {
     }
 }
 
-/// The `file_operations` of a [`FileOps`], built at compile time: a
-/// `static` of the driver's. Open files pin the module (`owner`), and
-/// `FMODE_NOWAIT` is set at open, so `RWF_NOWAIT` I/O is served.
-pub(crate) struct FileOperations(bindings::file_operations);
+/// The file [`FileOps::open`] is called for, borrowed for the call: what
+/// a driver may read of it, and the one change `open` may make to it.
+/// It is neither `Send` nor `Sync`, and only a `&File` of `open`'s call
+/// exists: it cannot be kept beyond `open` (compile-fail case
+/// `file_escapes_open`) nor copied out (`file_copied_out`).
+///
+/// # Invariants
+///
+/// A file being opened by the VFS, in its `open` call: not yet installed
+/// in a file table, so the thread in `open` is its only user.
+#[repr(transparent)]
+pub(crate) struct File(Opaque<bindings::file>);
 
-impl FileOperations {
+impl File {
+    /// # Safety
+    ///
+    /// `file` is being opened (see the type invariants), for `'a`.
+    unsafe fn from_raw<'a>(file: *mut bindings::file) -> &'a Self {
+        // SAFETY: `File` is transparent over the C struct; valid for `'a`
+        // as the caller guarantees.
+        unsafe { &*file.cast::<Self>() }
+    }
+
+    /// `file->f_flags`: the `O_*` flags it is opened with (`O_NONBLOCK`,
+    /// `O_RDWR`, ...).
+    // For drivers whose open depends on them; tun.c's does not.
+    #[allow(dead_code)]
+    pub(crate) fn flags(&self) -> u32 {
+        // SAFETY: A live file (type invariants); `open` does not change
+        // `f_flags`.
+        unsafe { (*self.0.get()).f_flags }
+    }
+
+    /// `file->f_mode |= FMODE_NOWAIT`: the driver serves `IOCB_NOWAIT`
+    /// (`RWF_NOWAIT`) I/O without blocking, which the VFS otherwise
+    /// refuses (`EOPNOTSUPP`).
+    pub(crate) fn set_fmode_nowait(&self) {
+        // SAFETY: The file is being opened, by this thread alone (type
+        // invariants): its mode is the opener's to set, as C's `open`s do.
+        unsafe { (*self.0.get()).f_mode |= bindings::RTUN_FMODE_NOWAIT };
+    }
+}
+
+/// The `file_operations` of a [`FileOps`], built at compile time: a
+/// `static` of the driver's. Open files pin the module (`owner`).
+///
+/// # Invariants
+///
+/// Only a [`MiscDevice`] installs the table (its field is private to this
+/// file): its `open` is called by `misc_open()`, with `file->private_data`
+/// the `struct miscdevice` of a [`MiscDevice`].
+pub(crate) struct FileVTable(bindings::file_operations);
+
+impl FileVTable {
     /// The data of `file` if it is one of these operations' files.
     ///
     /// # Safety
@@ -237,9 +290,9 @@ impl FileOperations {
 }
 
 // SAFETY: Function pointers and the module pointer, read by the kernel.
-unsafe impl Sync for FileOperations {}
+unsafe impl Sync for FileVTable {}
 
-impl FileOperations {
+impl FileVTable {
     pub(crate) const fn new<T: FileOps>() -> Self {
         type A<T> = FopsAdapter<T>;
         Self(bindings::file_operations {
@@ -319,19 +372,27 @@ impl<T: FileOps> FopsAdapter<T> {
 
     /// # Safety
     ///
-    /// Called by the VFS with a file being opened on `T`'s device.
+    /// Called by `misc_open()`, under `misc_mtx`, with a file being opened
+    /// on a [`MiscDevice`] of these operations.
     unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+        // SAFETY: `misc_open()` set the private data to the misc device
+        // the file is opened on, which is a `MiscDevice` (`FileVTable`'s
+        // invariant; `MiscDevice` is transparent over the C struct), a
+        // registered `static`; `file` is being opened, by this call alone.
+        let (misc, f) = unsafe {
+            (
+                &*(*file).private_data.cast::<MiscDevice>(),
+                File::from_raw(file),
+            )
+        };
         from_result(|| {
-            let data = T::open()?;
+            let data = T::open(f, misc)?;
             // SAFETY: `file` is the file being opened, valid until its
             // `release`, which calls `unbind_file` first.
             unsafe { data.bind_file(file) };
-            // SAFETY: `file` is being opened; its private data and mode are
-            // ours to set.
-            unsafe {
-                (*file).private_data = Arc::into_raw(data).cast_mut().cast();
-                (*file).f_mode |= bindings::RTUN_FMODE_NOWAIT;
-            }
+            // SAFETY: `file` is being opened; its private data is ours to
+            // set (`misc_open()` does not read it again).
+            unsafe { (*file).private_data = Arc::into_raw(data).cast_mut().cast() };
             Ok(0)
         })
     }
@@ -469,44 +530,62 @@ impl<T: FileOps> FopsAdapter<T> {
     }
 }
 
+/// What a misc device is: the fields of its `struct miscdevice` that a
+/// driver chooses, named, for [`MiscDevice::new`] (mainline's
+/// `MiscDeviceOptions`).
+pub(crate) struct MiscDeviceOptions {
+    /// `name`: the device's name (`/sys/class/misc/<name>`, and its node
+    /// `/dev/<name>` unless `nodename` says otherwise).
+    pub(crate) name: &'static CStr,
+    /// `nodename`: the node's path under `/dev`, if not `name`.
+    pub(crate) nodename: Option<&'static CStr>,
+    /// `minor`: a fixed minor, or `None` for a dynamic one
+    /// (`MISC_DYNAMIC_MINOR`).
+    pub(crate) minor: Option<u8>,
+    /// `mode`: the node's permissions (0: devtmpfs' default, 0600).
+    pub(crate) mode: u16,
+    /// `fops`: what its open files do.
+    pub(crate) fops: &'static FileVTable,
+}
+
 /// A misc device (`struct miscdevice`): a `static` of the driver's, which
-/// `misc_register` links into its list.
+/// `misc_register` links into its list (under `misc_mtx`; Rust only reads
+/// what it wrote itself, or passes the pointer). [`FileOps::open`] gets the
+/// one a file is opened on.
+#[repr(transparent)]
 pub(crate) struct MiscDevice(Opaque<bindings::miscdevice>);
 
-// SAFETY: `MiscDevice` has no method that reads or writes the
-// `miscdevice` (as mainline's `MiscDeviceRegistration`): its address goes
-// to `misc_register`/`misc_deregister` only, which serialise the kernel's
-// accesses under `misc_mtx`.
+// SAFETY: `MiscDevice` has no method that writes the `miscdevice`, and
+// reads only the fields Rust wrote before registering it (as mainline's
+// `MiscDeviceRegistration`): its address goes to
+// `misc_register`/`misc_deregister`, which serialise the kernel's accesses
+// under `misc_mtx`.
 unsafe impl Sync for MiscDevice {}
 
 impl MiscDevice {
-    /// A misc device with minor `minor` (`None`: a dynamic one), named
-    /// `name`, created as `/dev/<nodename>` with `mode`, opening with `fops`.
-    pub(crate) const fn new(
-        minor: Option<u8>,
-        name: &'static CStr,
-        nodename: &'static CStr,
-        mode: u16,
-        fops: &'static FileOperations,
-    ) -> Self {
+    /// The misc device `opts` describes.
+    pub(crate) const fn new(opts: MiscDeviceOptions) -> Self {
         Self(Opaque::new(bindings::miscdevice {
-            minor: match minor {
+            minor: match opts.minor {
                 Some(m) => m as c_int,
                 None => bindings::MISC_DYNAMIC_MINOR as c_int,
             },
-            name: crate::sys::compat::cstr_ptr(name).cast(),
-            nodename: crate::sys::compat::cstr_ptr(nodename).cast(),
-            mode,
-            fops: &fops.0,
+            name: crate::sys::compat::cstr_ptr(opts.name).cast(),
+            nodename: match opts.nodename {
+                Some(n) => crate::sys::compat::cstr_ptr(n).cast(),
+                None => core::ptr::null(),
+            },
+            mode: opts.mode,
+            fops: &opts.fops.0,
             ..zeroed()
         }))
     }
 }
 
 /// Registration of a misc device, undone on drop.
-pub(crate) struct MiscRegistration(&'static MiscDevice);
+pub(crate) struct MiscDeviceRegistration(&'static MiscDevice);
 
-impl MiscRegistration {
+impl MiscDeviceRegistration {
     /// `misc_register()`.
     pub(crate) fn register(dev: &'static MiscDevice) -> Result<Self> {
         // SAFETY: A static miscdevice, registered once.
@@ -515,7 +594,7 @@ impl MiscRegistration {
     }
 }
 
-impl Drop for MiscRegistration {
+impl Drop for MiscDeviceRegistration {
     fn drop(&mut self) {
         // SAFETY: Registered in `register`.
         unsafe { bindings::misc_deregister(self.0 .0.get()) }

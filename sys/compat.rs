@@ -210,7 +210,7 @@ macro_rules! define_newlink {
         /// # Safety
         ///
         /// Called by rtnetlink, as `$common` requires.
-        unsafe extern "C" fn $name<D: NetDriver>(
+        unsafe extern "C" fn $name<D: RtnlLinkOps>(
             _src_net: *mut bindings::net,
             dev: *mut bindings::net_device,
             tb: *mut *mut bindings::nlattr,
@@ -233,7 +233,7 @@ macro_rules! define_newlink {
         /// # Safety
         ///
         /// Called by rtnetlink, as `$common` requires.
-        unsafe extern "C" fn $name<D: NetDriver>(
+        unsafe extern "C" fn $name<D: RtnlLinkOps>(
             dev: *mut bindings::net_device,
             params: *mut bindings::rtnl_newlink_params,
             _extack: *mut bindings::netlink_ext_ack,

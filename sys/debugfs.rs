@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! debugfs: directories ([`Dentry`]), read-only files whose text a driver
-//! generates at open ([`TextFile`], [`DevTextFile`] for a file per device,
-//! [`DebugfsFops`] built from them at compile time), and a device's own
+//! generates at open ([`DebugfsFileOps`], [`DebugfsDevFileOps`] for a file per device,
+//! [`DebugfsFileVTable`] built from them at compile time), and a device's own
 //! directory that follows its name and namespace ([`DevDebugfs`]).
 
 use super::netdev::device::NetDevice;
@@ -44,7 +44,7 @@ impl Dentry {
     ///
     /// `data` is what `fops` expects and stays valid until this directory is
     /// removed.
-    unsafe fn file_with(&self, name: &CStr, fops: &'static DebugfsFops, data: *const c_void) {
+    unsafe fn file_with(&self, name: &CStr, fops: &'static DebugfsFileVTable, data: *const c_void) {
         // SAFETY: `self` is a live directory; `fops` is static; the caller
         // keeps `data` alive until removal, which waits for the files' users.
         unsafe {
@@ -58,8 +58,8 @@ impl Dentry {
         };
     }
 
-    /// A module-wide file of a [`TextFile`].
-    pub(crate) fn text_file(&self, name: &CStr, fops: &'static DebugfsFops<()>) {
+    /// A module-wide file of a [`DebugfsFileOps`].
+    pub(crate) fn text_file(&self, name: &CStr, fops: &'static DebugfsFileVTable<()>) {
         // SAFETY: Module-wide fops take no data.
         unsafe { self.file_with(name, fops.untyped(), ptr::null()) };
     }
@@ -84,14 +84,14 @@ impl core::fmt::Write for TextBuf {
 }
 
 /// A module-wide debugfs file whose text is generated at open.
-pub(crate) trait TextFile: 'static {
+pub(crate) trait DebugfsFileOps: 'static {
     /// Writes the file's text (an error is the open's errno).
     fn show(t: &mut TextBuf) -> Result;
 }
 
 /// A per-device debugfs file whose text is generated at open from the
 /// device (one holding a `Priv`).
-pub(crate) trait DevTextFile: 'static {
+pub(crate) trait DebugfsDevFileOps: 'static {
     /// The private area of the devices.
     type Priv: 'static;
     /// Writes the file's text.
@@ -103,21 +103,21 @@ pub(crate) trait DevTextFile: 'static {
 /// its reads) and freed at release. `D` is what the file's data is: `()`
 /// for a module-wide file, the device's private type for a per-device one.
 /// A `static` of the driver's.
-pub(crate) struct DebugfsFops<D = ()>(bindings::file_operations, PhantomData<D>);
+pub(crate) struct DebugfsFileVTable<D = ()>(bindings::file_operations, PhantomData<D>);
 
 // SAFETY: Function pointers and the module pointer, read by the kernel.
-unsafe impl<D> Sync for DebugfsFops<D> {}
+unsafe impl<D> Sync for DebugfsFileVTable<D> {}
 
-impl DebugfsFops<()> {
-    /// The fops of a module-wide [`TextFile`].
-    pub(crate) const fn text<T: TextFile>() -> Self {
+impl DebugfsFileVTable<()> {
+    /// The fops of a module-wide [`DebugfsFileOps`].
+    pub(crate) const fn new<T: DebugfsFileOps>() -> Self {
         Self::with_open(open_text_file::<T>)
     }
 }
 
-impl<P> DebugfsFops<P> {
-    /// The fops of a per-device [`DevTextFile`].
-    pub(crate) const fn dev_text<T: DevTextFile<Priv = P>>() -> Self {
+impl<P> DebugfsFileVTable<P> {
+    /// The fops of a per-device [`DebugfsDevFileOps`].
+    pub(crate) const fn new_dev<T: DebugfsDevFileOps<Priv = P>>() -> Self {
         Self::with_open(open_dev_text_file::<T>)
     }
 
@@ -138,10 +138,10 @@ impl<P> DebugfsFops<P> {
         )
     }
 
-    fn untyped(&'static self) -> &'static DebugfsFops {
-        // SAFETY: `DebugfsFops<D>` differs from `DebugfsFops<()>` only in a
+    fn untyped(&'static self) -> &'static DebugfsFileVTable {
+        // SAFETY: `DebugfsFileVTable<D>` differs from `DebugfsFileVTable<()>` only in a
         // zero-sized marker; the layouts are the same.
-        unsafe { &*ptr::from_ref(self).cast::<DebugfsFops>() }
+        unsafe { &*ptr::from_ref(self).cast::<DebugfsFileVTable>() }
     }
 }
 
@@ -149,7 +149,7 @@ impl<P> DebugfsFops<P> {
 ///
 /// # Safety
 ///
-/// `file` is a debugfs file being opened with a [`DebugfsFops`].
+/// `file` is a debugfs file being opened with a [`DebugfsFileVTable`].
 unsafe fn open_text(file: *mut bindings::file, show: impl FnOnce(&mut TextBuf) -> Result) -> c_int {
     let mut text = TextBuf(KVec::new());
     if let Err(e) = show(&mut text) {
@@ -166,12 +166,12 @@ unsafe fn open_text(file: *mut bindings::file, show: impl FnOnce(&mut TextBuf) -
     }
 }
 
-/// `open` of a module-wide [`TextFile`].
+/// `open` of a module-wide [`DebugfsFileOps`].
 ///
 /// # Safety
 ///
 /// Called by debugfs on a file being opened.
-unsafe extern "C" fn open_text_file<T: TextFile>(
+unsafe extern "C" fn open_text_file<T: DebugfsFileOps>(
     _inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
@@ -179,13 +179,13 @@ unsafe extern "C" fn open_text_file<T: TextFile>(
     unsafe { open_text(file, T::show) }
 }
 
-/// `open` of a per-device [`DevTextFile`].
+/// `open` of a per-device [`DebugfsDevFileOps`].
 ///
 /// # Safety
 ///
 /// Called by debugfs for a file created by [`DevDebugfs::create`], whose
 /// data is a device holding a `T::Priv`.
-unsafe extern "C" fn open_dev_text_file<T: DevTextFile>(
+unsafe extern "C" fn open_dev_text_file<T: DebugfsDevFileOps>(
     _inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
@@ -298,7 +298,7 @@ impl DevDebugfs {
         &self,
         root: &DebugfsRoot,
         dev: &NetDevice<P>,
-        files: &[(&CStr, &'static DebugfsFops<P>)],
+        files: &[(&CStr, &'static DebugfsFileVTable<P>)],
         _rtnl: &Rtnl<'_>,
     ) {
         self.remove();

@@ -2,10 +2,10 @@
 
 //! A driver's own read-only sysfs attributes of its net devices
 //! (`/sys/class/net/<dev>/<name>`, tun.c's `tun_attr_group`): each a
-//! [`DevAttrShow`] the driver implements, turned into a `device_attribute`
-//! at compile time ([`DevAttribute`]), listed in an [`AttrList`] and
+//! [`DeviceAttributeOps`] the driver implements, turned into a `device_attribute`
+//! at compile time ([`DeviceAttributeVTable`]), listed in an [`AttrList`] and
 //! grouped in an [`AttrGroup`] that device set-up installs
-//! (`NetDeviceBuilder::set_sysfs_group`). Typed by the devices' private
+//! (`DevSetup::set_sysfs_group`). Typed by the devices' private
 //! area `P`, so a group can only be installed on devices its `show`s can
 //! read.
 
@@ -34,21 +34,21 @@ impl core::fmt::Write for SysfsBuf<'_> {
 }
 
 /// A read-only attribute of devices holding a `Priv`.
-pub(crate) trait DevAttrShow: 'static {
+pub(crate) trait DeviceAttributeOps: 'static {
     /// The private area of the devices.
     type Priv: 'static;
     /// Writes the attribute's text.
     fn show(dev: &NetDevice<Self::Priv>, out: &mut SysfsBuf<'_>) -> core::fmt::Result;
 }
 
-/// A `device_attribute` (mode 0444) built from a [`DevAttrShow`]: a
+/// A `device_attribute` (mode 0444) built from a [`DeviceAttributeOps`]: a
 /// `static` of the driver's.
-pub(crate) struct DevAttribute<P>(Opaque<bindings::device_attribute>, PhantomData<P>);
+pub(crate) struct DeviceAttributeVTable<P>(Opaque<bindings::device_attribute>, PhantomData<P>);
 
-// SAFETY: `DevAttribute` has no method that reads or writes the
+// SAFETY: `DeviceAttributeVTable` has no method that reads or writes the
 // `device_attribute`: its address goes into an [`AttrList`] only, which
 // sysfs reads once the group is installed. `P` is only a type tag.
-unsafe impl<P> Sync for DevAttribute<P> {}
+unsafe impl<P> Sync for DeviceAttributeVTable<P> {}
 
 // SAFETY: `ZeroIsValid` for the attribute: a name pointer, a mode, flags,
 // a lock key pointer and optional function pointers.
@@ -56,9 +56,9 @@ unsafe impl ZeroIsValid for bindings::device_attribute {}
 // SAFETY: Pointers, optional function pointers and integers.
 unsafe impl ZeroIsValid for bindings::attribute_group {}
 
-impl<P> DevAttribute<P> {
+impl<P> DeviceAttributeVTable<P> {
     /// The attribute `name`, shown by `T`.
-    pub(crate) const fn new<T: DevAttrShow<Priv = P>>(name: &'static CStr) -> Self {
+    pub(crate) const fn new<T: DeviceAttributeOps<Priv = P>>(name: &'static CStr) -> Self {
         let mut a: bindings::device_attribute = zeroed();
         a.attr.name = crate::sys::compat::cstr_ptr(name).cast();
         a.attr.mode = bindings::RTUN_S_IRUGO;
@@ -72,10 +72,10 @@ impl<P> DevAttribute<P> {
 /// # Safety
 ///
 /// Called by sysfs on a net device holding a `T::Priv` (only
-/// `NetDeviceBuilder::<T::Priv>::set_sysfs_group` installs the group), with
+/// `DevSetup::<T::Priv>::set_sysfs_group` installs the group), with
 /// a page-sized buffer. Sysfs removes the attributes, waiting for readers,
 /// before the device's private area is dropped.
-unsafe extern "C" fn show<T: DevAttrShow>(
+unsafe extern "C" fn show<T: DeviceAttributeOps>(
     d: *mut bindings::device,
     _attr: *mut bindings::device_attribute,
     buf: *mut core::ffi::c_char,
@@ -104,7 +104,7 @@ unsafe impl<P, const N: usize> Sync for AttrList<P, N> {}
 impl<P, const N: usize> AttrList<P, N> {
     /// The list of `attrs`, whose last entry must be `None` (checked at
     /// compile time) and no other.
-    pub(crate) const fn new(attrs: [Option<&'static DevAttribute<P>>; N]) -> Self {
+    pub(crate) const fn new(attrs: [Option<&'static DeviceAttributeVTable<P>>; N]) -> Self {
         let mut list = [ptr::null_mut(); N];
         let mut i = 0;
         while i < N {

@@ -1,82 +1,98 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Allocation and registration: [`NetDeviceBuilder`] (a device allocated
-//! but not registered yet), [`DevSetup`] (a device being set up),
-//! [`NameAssign`].
+//! Allocation and registration: [`NetDeviceBuilder`] (how a device is
+//! allocated: its link ops, name, queues, namespace, with a named setter
+//! each), [`UnregisteredNetDevice`] (a device allocated but not registered
+//! yet), [`DevSetup`] (a device being set up), [`NameAssign`].
 
 use super::device::NetDevice;
-use super::ethtool::EthtoolTable;
-use super::link::{setup, LinkOps, NetDriver};
+use super::ethtool::EthtoolVTable;
+use super::flags::{DevFlags, Features, PrivFlags};
+use super::link::RtnlLinkVTable;
 use super::netns::NetNs;
-use super::ops::DevOps;
+use super::ops::NetDeviceVTable;
 use crate::bindings;
 use crate::sys::sync::rtnl::Rtnl;
 use crate::sys::sysfs::AttrGroup;
 use core::ffi::{c_int, c_ulong};
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
+use kernel::c_str;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-/// A device allocated but not registered yet. Dropping it frees it. It
-/// derefs to the [`DevSetup`] of the device, to finish its set-up.
+/// How to allocate a device of the link ops `link` (whose devices hold a
+/// `P`): `alloc_netdev_mqs()`'s arguments, each with a named setter, then
+/// [`NetDeviceBuilder::alloc`]. By default, as `alloc_etherdev()`: named
+/// `eth%d` ([`NameAssign::Unknown`]), one queue each way, in the initial
+/// network namespace.
 ///
-/// # Invariants
-///
-/// The device's private area holds an initialised `P`; it is not
-/// registered; it is owned here alone.
-pub(crate) struct NetDeviceBuilder<P>(NonNull<bindings::net_device>, PhantomData<P>);
+/// ```ignore
+/// let dev = NetDeviceBuilder::new(&DUMMY_LINK_OPS)
+///     .name(c_str!("dummy%d"))
+///     .name_assign(NameAssign::Enum)
+///     .alloc(init)?;
+/// dev.register(rtnl)?;
+/// ```
+pub(crate) struct NetDeviceBuilder<'a, P: 'static> {
+    link: &'static RtnlLinkVTable<P>,
+    name: &'a CStr,
+    assign: NameAssign,
+    queues: u32,
+    net: Option<&'a NetNs>,
+}
 
-impl<P> core::ops::Deref for NetDeviceBuilder<P> {
-    type Target = DevSetup<P>;
-
-    fn deref(&self) -> &DevSetup<P> {
-        // SAFETY: The unregistered device we own (type invariants).
-        unsafe { &*self.0.as_ptr().cast::<DevSetup<P>>() }
+impl<'a, P: Sync> NetDeviceBuilder<'a, P> {
+    /// A device of `link`'s, set up by its driver's
+    /// [`RtnlLinkOps::setup`](super::link::RtnlLinkOps::setup).
+    pub(crate) const fn new(link: &'static RtnlLinkVTable<P>) -> Self {
+        Self {
+            link,
+            name: c_str!("eth%d"),
+            assign: NameAssign::Unknown,
+            queues: 1,
+            net: None,
+        }
     }
-}
 
-impl<P> core::ops::DerefMut for NetDeviceBuilder<P> {
-    fn deref_mut(&mut self) -> &mut DevSetup<P> {
-        // SAFETY: The unregistered device we own alone (type invariants),
-        // borrowed mutably with the builder.
-        unsafe { DevSetup::from_raw(self.0.as_ptr()) }
+    /// The name, or a pattern with one `%d` the core numbers.
+    pub(crate) const fn name(mut self, name: &'a CStr) -> Self {
+        self.name = name;
+        self
     }
-}
 
-/// How a device's name was chosen (`NET_NAME_*`, sysfs `name_assign_type`).
-#[derive(Clone, Copy)]
-#[repr(u8)]
-pub(crate) enum NameAssign {
-    /// `NET_NAME_UNKNOWN`.
-    Unknown = bindings::NET_NAME_UNKNOWN as u8,
-    /// `NET_NAME_ENUM`: enumerated by the kernel (`dummy%d`).
-    // Used by rust_dummy (dummy.rs), not by rust_tun.
-    #[allow(dead_code)]
-    Enum = bindings::NET_NAME_ENUM as u8,
-}
+    /// How the name was chosen (`name_assign_type`).
+    pub(crate) const fn name_assign(mut self, assign: NameAssign) -> Self {
+        self.assign = assign;
+        self
+    }
 
-impl<P: Sync> NetDeviceBuilder<P> {
-    /// `alloc_netdev_mqs()` with `D`'s set-up, `init` in the private area,
-    /// `link`'s ops, in namespace `net` (`None`: the initial one).
-    pub(crate) fn alloc<D: NetDriver<Priv = P>>(
-        link: &'static LinkOps<P>,
-        name: &CStr,
-        assign: NameAssign,
-        queues: u32,
-        net: Option<&NetNs>,
-        init: impl PinInit<P, Error>,
-    ) -> Result<Self> {
+    /// The number of transmit and of receive queues.
+    pub(crate) const fn queues(mut self, queues: u32) -> Self {
+        self.queues = queues;
+        self
+    }
+
+    /// The network namespace (by default the initial one).
+    pub(crate) const fn netns(mut self, net: &'a NetNs) -> Self {
+        self.net = Some(net);
+        self
+    }
+
+    /// `alloc_netdev_mqs()` with the link ops' set-up, then `init` in the
+    /// private area: a device to finish setting up and register.
+    pub(crate) fn alloc(self, init: impl PinInit<P, Error>) -> Result<UnregisteredNetDevice<P>> {
         const { assert!(core::mem::align_of::<P>() <= bindings::RTUN_NETDEV_ALIGN as usize) };
+        let link = self.link;
         // SAFETY: `name` is NUL-terminated; the set-up function fits.
         let p = unsafe {
             bindings::alloc_netdev_mqs(
                 core::mem::size_of::<P>() as c_int,
-                crate::sys::compat::cstr_ptr(name).cast(),
-                assign as u8,
-                Some(setup::<D>),
-                queues,
-                queues,
+                crate::sys::compat::cstr_ptr(self.name).cast(),
+                self.assign as u8,
+                Some(link.1),
+                self.queues,
+                self.queues,
             )
         };
         let p = NonNull::new(p).ok_or(ENOMEM)?;
@@ -94,17 +110,57 @@ impl<P: Sync> NetDeviceBuilder<P> {
         // so `link` (whose devices hold a `P`) may claim it.
         unsafe {
             (*p.as_ptr()).rtnl_link_ops = link.as_ptr();
-            if let Some(net) = net {
+            if let Some(net) = self.net {
                 bindings::dev_net_set(p.as_ptr(), net.0.as_ptr());
             }
         }
-        // INVARIANT: From here the private area holds a `P`; the builder
+        // INVARIANT: From here the private area holds a `P`; the device
         // drops it until registration hands that job to `priv_destructor`.
-        Ok(Self(p, PhantomData))
+        Ok(UnregisteredNetDevice(p, PhantomData))
     }
+}
 
+/// A device allocated but not registered yet. Dropping it frees it. It
+/// derefs to the [`DevSetup`] of the device, to finish its set-up.
+///
+/// # Invariants
+///
+/// The device's private area holds an initialised `P`; it is not
+/// registered; it is owned here alone.
+pub(crate) struct UnregisteredNetDevice<P>(NonNull<bindings::net_device>, PhantomData<P>);
+
+impl<P> core::ops::Deref for UnregisteredNetDevice<P> {
+    type Target = DevSetup<P>;
+
+    fn deref(&self) -> &DevSetup<P> {
+        // SAFETY: The unregistered device we own (type invariants).
+        unsafe { &*self.0.as_ptr().cast::<DevSetup<P>>() }
+    }
+}
+
+impl<P> core::ops::DerefMut for UnregisteredNetDevice<P> {
+    fn deref_mut(&mut self) -> &mut DevSetup<P> {
+        // SAFETY: The unregistered device we own alone (type invariants),
+        // borrowed mutably with it.
+        unsafe { DevSetup::from_raw(self.0.as_ptr()) }
+    }
+}
+
+/// How a device's name was chosen (`NET_NAME_*`, sysfs `name_assign_type`).
+#[derive(Clone, Copy)]
+#[repr(u8)]
+pub(crate) enum NameAssign {
+    /// `NET_NAME_UNKNOWN`.
+    Unknown = bindings::NET_NAME_UNKNOWN as u8,
+    /// `NET_NAME_ENUM`: enumerated by the kernel (`dummy%d`).
+    // Used by rust_dummy (dummy.rs), not by rust_tun.
+    #[allow(dead_code)]
+    Enum = bindings::NET_NAME_ENUM as u8,
+}
+
+impl<P: Sync> UnregisteredNetDevice<P> {
     /// `register_netdevice()`, which calls the ops' `ndo_init` (see
-    /// [`NetDevOps::init`]).
+    /// [`NetDeviceOps::init`]).
     pub(crate) fn register<'g>(self, _rtnl: &mut Rtnl<'g>) -> Result<&'g NetDevice<P>> {
         let p = core::mem::ManuallyDrop::new(self).0;
         // SAFETY: rtnl held; the device is fully set up, its private area
@@ -123,8 +179,8 @@ impl<P: Sync> NetDeviceBuilder<P> {
     }
 }
 
-/// A device being set up: the argument of [`NetDriver::setup`], and what a
-/// [`NetDeviceBuilder`] derefs to. Its private area is not reachable from
+/// A device being set up: the argument of [`RtnlLinkOps::setup`], and what an
+/// [`UnregisteredNetDevice`] derefs to. Its private area is not reachable from
 /// here (during `setup` it does not exist yet).
 ///
 /// # Invariants
@@ -150,14 +206,14 @@ impl<P> DevSetup<P> {
     }
 
     /// Sets the device's `net_device_ops` (for devices holding a `P`).
-    pub(crate) fn set_ops(&mut self, ops: &'static DevOps<P>) {
+    pub(crate) fn set_ops(&mut self, ops: &'static NetDeviceVTable<P>) {
         // SAFETY: We own the unregistered device.
         unsafe { (*self.dev()).netdev_ops = &ops.0 };
     }
 
     /// Sets the device's `ethtool_ops` (for devices holding a `P`); without
     /// them the core's defaults apply (`default_ethtool_ops`).
-    pub(crate) fn set_ethtool_ops(&mut self, ops: &'static EthtoolTable<P>) {
+    pub(crate) fn set_ethtool_ops(&mut self, ops: &'static EthtoolVTable<P>) {
         // SAFETY: We own the unregistered device.
         unsafe { (*self.dev()).ethtool_ops = &ops.0 };
     }
@@ -201,37 +257,36 @@ impl<P> DevSetup<P> {
         unsafe { (*self.dev()).mtu = mtu };
     }
 
-    /// `dev->flags` (`IFF_*`).
+    /// `dev->flags`.
     // Used by rust_dummy (dummy.rs), not by rust_tun.
     #[allow(dead_code)]
-    pub(crate) fn flags(&mut self) -> u32 {
+    pub(crate) fn flags(&mut self) -> DevFlags {
         // SAFETY: We own the unregistered device.
-        unsafe { (*self.dev()).flags }
+        DevFlags::from_bits(unsafe { (*self.dev()).flags })
     }
 
-    /// Sets `dev->flags` (`IFF_*`).
-    pub(crate) fn set_flags(&mut self, flags: u32) {
+    /// Sets `dev->flags`.
+    pub(crate) fn set_flags(&mut self, flags: DevFlags) {
         // SAFETY: We own the unregistered device.
-        unsafe { (*self.dev()).flags = flags };
+        unsafe { (*self.dev()).flags = flags.bits() };
     }
 
-    /// Sets the bits of `flags` in `dev->priv_flags` (`IFF_LIVE_ADDR_CHANGE`,
-    /// `IFF_NO_QUEUE`, ...).
-    pub(crate) fn priv_flags_set(&mut self, flags: u32) {
+    /// Sets `flags` in `dev->priv_flags`.
+    pub(crate) fn priv_flags_set(&mut self, flags: PrivFlags) {
         // SAFETY: We own the unregistered device; `priv_flags` is a
         // bitfield of its fast-path group (bindgen's accessors).
         unsafe {
             let fast = &mut (*self.dev()).__bindgen_anon_1.__bindgen_anon_1;
-            fast.set_priv_flags(fast.priv_flags() | c_ulong::from(flags));
+            fast.set_priv_flags(fast.priv_flags() | c_ulong::from(flags.bits()));
         }
     }
 
-    /// Clears the bits of `flags` in `dev->priv_flags`.
-    pub(crate) fn priv_flags_clear(&mut self, flags: u32) {
+    /// Clears `flags` in `dev->priv_flags`.
+    pub(crate) fn priv_flags_clear(&mut self, flags: PrivFlags) {
         // SAFETY: As in `priv_flags_set`.
         unsafe {
             let fast = &mut (*self.dev()).__bindgen_anon_1.__bindgen_anon_1;
-            fast.set_priv_flags(fast.priv_flags() & !c_ulong::from(flags));
+            fast.set_priv_flags(fast.priv_flags() & !c_ulong::from(flags.bits()));
         }
     }
 
@@ -250,23 +305,29 @@ impl<P> DevSetup<P> {
         unsafe { (*self.dev()).tx_queue_len = len };
     }
 
-    /// `dev->hw_enc_features`: the offloads of encapsulated packets.
-    pub(crate) fn set_hw_enc_features(&mut self, features: u64) {
+    /// `dev->features`: the offloads the device starts with
+    /// (`wanted_features` follow at registration).
+    pub(crate) fn set_features(&mut self, features: Features) {
         // SAFETY: We own the unregistered device.
-        unsafe { (*self.dev()).hw_enc_features = features };
+        unsafe { (*self.dev()).features = features.bits() };
     }
 
-    /// The device's offload features: what it may have (`hw_features`),
-    /// what it starts with (`features`, `wanted_features` follow at
-    /// registration) and what VLAN devices on it inherit.
-    pub(crate) fn set_features(&mut self, hw: u64, features: u64, vlan: u64) {
+    /// `dev->hw_features`: the offloads user space may turn on and off.
+    pub(crate) fn set_hw_features(&mut self, features: Features) {
         // SAFETY: We own the unregistered device.
-        unsafe {
-            let dev = self.dev();
-            (*dev).hw_features = hw;
-            (*dev).features = features;
-            (*dev).vlan_features = vlan;
-        }
+        unsafe { (*self.dev()).hw_features = features.bits() };
+    }
+
+    /// `dev->vlan_features`: the offloads VLAN devices on it inherit.
+    pub(crate) fn set_vlan_features(&mut self, features: Features) {
+        // SAFETY: We own the unregistered device.
+        unsafe { (*self.dev()).vlan_features = features.bits() };
+    }
+
+    /// `dev->hw_enc_features`: the offloads of encapsulated packets.
+    pub(crate) fn set_hw_enc_features(&mut self, features: Features) {
+        // SAFETY: We own the unregistered device.
+        unsafe { (*self.dev()).hw_enc_features = features.bits() };
     }
 
     /// `dev->ifindex`: the index `TUNSETIFINDEX` asked for (0: any).
@@ -346,7 +407,7 @@ pub(super) unsafe fn register_raw<P>(dev: *mut bindings::net_device) -> Result {
     Ok(())
 }
 
-impl<P> Drop for NetDeviceBuilder<P> {
+impl<P> Drop for UnregisteredNetDevice<P> {
     fn drop(&mut self) {
         // SAFETY: Never registered: drop the `P`, then free.
         unsafe {
@@ -362,7 +423,7 @@ impl<P> Drop for NetDeviceBuilder<P> {
 ///
 /// Called once per device holding a `P`, when nothing references it any
 /// more: after unregistration, by a failing `register_netdevice`, or by
-/// [`NetDeviceBuilder`]'s drop.
+/// [`UnregisteredNetDevice`]'s drop.
 unsafe extern "C" fn free_priv<P>(dev: *mut bindings::net_device) {
     // SAFETY: As the caller guarantees.
     unsafe { ptr::drop_in_place(bindings::netdev_priv(dev).cast::<P>()) }

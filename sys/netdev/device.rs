@@ -6,7 +6,7 @@
 //! the device pointer readers take references from under RCU is
 //! [`RcuDev`](super::rcudev::RcuDev).
 
-use super::link::LinkOps;
+use super::link::RtnlLinkVTable;
 use super::netns::open_netns;
 use super::netns::NetNs;
 use super::ops::Stats64;
@@ -26,7 +26,7 @@ use kernel::types::Opaque;
 /// # Invariants
 ///
 /// The device was allocated by [`NetDeviceBuilder::alloc`] for a `P` (its
-/// `rtnl_link_ops` is a [`LinkOps<P>`]), so its private area holds an
+/// `rtnl_link_ops` is a [`RtnlLinkVTable<P>`]), so its private area holds an
 /// initialised `P` until `priv_destructor` runs. References to it are only
 /// handed out while it is alive: in callbacks, under rtnl while registered
 /// (see [`Rtnl`]), or under an [`ARef`].
@@ -133,7 +133,7 @@ impl<P> NetDevice<P> {
     }
 
     /// `dev_sw_netstats_rx_add()`: one packet of `len` bytes received, on
-    /// this CPU's counters (every device of a [`NetDriver`] has per-CPU
+    /// this CPU's counters (every device of a [`RtnlLinkOps`] has per-CPU
     /// counters, `NETDEV_PCPU_STAT_TSTATS`, from registration on; before,
     /// `dev->tstats` is null and nothing is counted).
     #[inline(always)]
@@ -455,7 +455,7 @@ impl<P> NetDevice<P> {
     pub(crate) fn get_by_name<'g>(
         net: &NetNs,
         name: &CStr,
-        link: &'static LinkOps<P>,
+        link: &'static RtnlLinkVTable<P>,
         _rtnl: &Rtnl<'g>,
     ) -> Option<Result<&'g NetDevice<P>>> {
         // SAFETY: rtnl held; `name` is NUL-terminated.
@@ -493,7 +493,7 @@ pub(crate) const IFRU_LEN: usize =
 // as with the hand-made reference this replaced: a device whose
 // registration fails after `ndo_init` was never listed, and
 // `free_netdev()` frees it at once, references or not; `ndo_init` is the
-// only callback that sees such a device, and `NetDevOps::init` must not
+// only callback that sees such a device, and `NetDeviceOps::init` must not
 // keep a reference past it (its documented rule, which the compiler does
 // not check; tun's and dummy's take none).
 unsafe impl<P> AlwaysRefCounted for NetDevice<P> {

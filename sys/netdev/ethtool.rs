@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Ethtool: the [`EthtoolOps`] a driver implements, what they answer
-//! ([`DrvInfo`], [`LinkKsettings`], [`Channels`]) and the [`EthtoolTable`]
+//! ([`DrvInfo`], [`LinkKsettings`], [`Channels`]) and the [`EthtoolVTable`]
 //! that turns them into a `struct ethtool_ops` at compile time.
 
 use super::device::NetDevice;
@@ -61,7 +61,7 @@ pub(crate) struct Channels {
 }
 
 /// The ethtool ops of a net device driver (`struct ethtool_ops`), whose
-/// devices' private areas hold a `Priv`: [`EthtoolTable::new`] builds the C
+/// devices' private areas hold a `Priv`: [`EthtoolVTable::new`] builds the C
 /// table. An op the driver does not implement stays `NULL` (`HAS_*`), so
 /// the ethtool core's default applies (for `get_drvinfo`: the link kind as
 /// the driver's name and the kernel release as its version).
@@ -128,13 +128,13 @@ pub(crate) trait EthtoolOps: 'static {
 
 /// The `ethtool_ops` of devices holding a `P`, built at compile time from
 /// an [`EthtoolOps`]: a `static` of the driver's, which its
-/// [`NetDriver::setup`] installs ([`DevSetup::set_ethtool_ops`]).
-pub(crate) struct EthtoolTable<P>(pub(super) bindings::ethtool_ops, PhantomData<P>);
+/// [`RtnlLinkOps::setup`] installs ([`DevSetup::set_ethtool_ops`]).
+pub(crate) struct EthtoolVTable<P>(pub(super) bindings::ethtool_ops, PhantomData<P>);
 
 // SAFETY: Integers and function pointers, read by the kernel.
-unsafe impl<P> Sync for EthtoolTable<P> {}
+unsafe impl<P> Sync for EthtoolVTable<P> {}
 
-impl<P> EthtoolTable<P> {
+impl<P> EthtoolVTable<P> {
     /// The ethtool ops of `T`.
     pub(crate) const fn new<T: EthtoolOps<Priv = P>>() -> Self {
         type A<T> = EthtoolAdapter<T>;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! rtnl link ops: the [`NetDriver`] a driver implements, [`LinkOps`] (its
-//! `struct rtnl_link_ops`, built at compile time), [`LinkOpsRegistration`],
+//! rtnl link ops: the [`RtnlLinkOps`] a driver implements, [`RtnlLinkVTable`] (its
+//! `struct rtnl_link_ops`, built at compile time), [`RtnlLinkRegistration`],
 //! and the netlink pieces its ops see ([`NlMsg`], [`LinkAttrs`]).
 
 use super::builder::{register_raw, DevSetup};
@@ -18,13 +18,17 @@ use kernel::prelude::*;
 use kernel::types::Opaque;
 
 /// The rtnl link ops of a net device driver (`struct rtnl_link_ops`), whose
-/// devices' private areas hold a `Priv`: [`LinkOps::new`] builds the C table
+/// devices' private areas hold a `Priv`: [`RtnlLinkVTable::new`] builds the C table
 /// at compile time. An optional op the driver does not implement stays
 /// `NULL` there (`#[vtable]`'s `HAS_*`), so the core's default applies.
 #[vtable]
-pub(crate) trait NetDriver: 'static {
+pub(crate) trait RtnlLinkOps: 'static {
     /// The private area.
     type Priv: Sync + 'static;
+
+    /// `rtnl_link_ops.kind`: the link kind (`ip link add ... type KIND`,
+    /// `ip -d link`'s name for the driver), as phy's `Driver::NAME`.
+    const KIND: &'static CStr;
 
     /// `rtnl_link_ops.setup`, also `alloc_netdev()`'s: fills in a fresh
     /// device, before its private area exists (it is not reachable from a
@@ -34,21 +38,21 @@ pub(crate) trait NetDriver: 'static {
 
     /// `rtnl_link_ops.validate`: checks the attributes of an `ip link add
     /// ... type KIND` request before a device is allocated. Without it,
-    /// every request goes on to [`NetDriver::newlink`].
+    /// every request goes on to [`RtnlLinkOps::newlink`].
     fn validate(_attrs: &LinkAttrs<'_>) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
     /// `rtnl_link_ops.newlink`: the private area of a device that `ip link
     /// add ... type KIND` creates (allocated and set up by the core with
-    /// [`NetDriver::setup`], the request's attributes applied); the layer
+    /// [`RtnlLinkOps::setup`], the request's attributes applied); the layer
     /// then registers it. Without it, creating a device through rtnetlink
     /// fails with `EOPNOTSUPP`: the layer cannot make a `Priv` from nothing.
     fn newlink(_attrs: &LinkAttrs<'_>) -> Result<Self::Priv> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
-    /// `rtnl_link_ops.get_size`: the most [`NetDriver::fill_info`] puts.
+    /// `rtnl_link_ops.get_size`: the most [`RtnlLinkOps::fill_info`] puts.
     fn get_size(_dev: &NetDevice<Self::Priv>) -> usize {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
@@ -123,22 +127,30 @@ pub(crate) fn is_valid_ether_addr(addr: &[u8; ETH_ALEN]) -> bool {
 pub(crate) const ETH_ALEN: usize = bindings::ETH_ALEN as usize;
 
 /// The `rtnl_link_ops` of a driver (`kind`, set-up, private size, the
-/// optional ops of its [`NetDriver`]), built at compile time: a `static`
-/// of the driver's.
-pub(crate) struct LinkOps<P>(Opaque<bindings::rtnl_link_ops>, PhantomData<P>);
+/// optional ops of its [`RtnlLinkOps`]), built at compile time: a `static`
+/// of the driver's. Beside it, the set-up function, which
+/// [`NetDeviceBuilder::alloc`](super::builder::NetDeviceBuilder::alloc) gives
+/// `alloc_netdev_mqs()` (the kernel writes the C table's list head, so
+/// Rust does not read the table).
+pub(crate) struct RtnlLinkVTable<P>(
+    Opaque<bindings::rtnl_link_ops>,
+    pub(super) unsafe extern "C" fn(*mut bindings::net_device),
+    PhantomData<P>,
+);
 
-// SAFETY: `LinkOps` has no method that writes the `rtnl_link_ops` (`owns`
-// reads `dev->rtnl_link_ops`, not the table): its address goes to
+// SAFETY: `RtnlLinkVTable` has no method that writes the `rtnl_link_ops`
+// (`owns` reads `dev->rtnl_link_ops`, not the table): its address goes to
 // `rtnl_link_(un)register`, and the kernel serialises its writes to the
-// table (its list head) under rtnl. `P` is only a type tag.
-unsafe impl<P> Sync for LinkOps<P> {}
+// table (its list head) under rtnl. The set-up function is a plain
+// function pointer; `P` is only a type tag.
+unsafe impl<P> Sync for RtnlLinkVTable<P> {}
 
-impl<P> LinkOps<P> {
-    /// The link ops of driver `D`, kind `kind`.
-    pub(crate) const fn new<D: NetDriver<Priv = P>>(kind: &'static CStr) -> Self {
+impl<P> RtnlLinkVTable<P> {
+    /// The link ops of driver `D`, of kind `D::KIND`.
+    pub(crate) const fn new<D: RtnlLinkOps<Priv = P>>() -> Self {
         Self(
             Opaque::new(bindings::rtnl_link_ops {
-                kind: crate::sys::compat::cstr_ptr(kind).cast(),
+                kind: crate::sys::compat::cstr_ptr(D::KIND).cast(),
                 priv_size: core::mem::size_of::<P>(),
                 setup: Some(setup::<D>),
                 validate: if D::HAS_VALIDATE {
@@ -162,6 +174,7 @@ impl<P> LinkOps<P> {
                 },
                 ..zeroed()
             }),
+            setup::<D>,
             PhantomData,
         )
     }
@@ -184,7 +197,7 @@ impl<P> LinkOps<P> {
 ///
 /// Called by `alloc_netdev_mqs` (from [`NetDeviceBuilder::alloc`] or
 /// rtnetlink) with a fresh, unregistered device.
-pub(super) unsafe extern "C" fn setup<D: NetDriver>(dev: *mut bindings::net_device) {
+unsafe extern "C" fn setup<D: RtnlLinkOps>(dev: *mut bindings::net_device) {
     // SAFETY: A fresh device, ours to set up.
     unsafe {
         // The layer's memory model: the core frees an unregistered device
@@ -204,7 +217,7 @@ pub(super) unsafe extern "C" fn setup<D: NetDriver>(dev: *mut bindings::net_devi
 /// # Safety
 ///
 /// Called by rtnetlink with the request's `tb[]` (`IFLA_MAX + 1` entries).
-unsafe extern "C" fn link_validate<D: NetDriver>(
+unsafe extern "C" fn link_validate<D: RtnlLinkOps>(
     tb: *mut *mut bindings::nlattr,
     _data: *mut *mut bindings::nlattr,
     _extack: *mut bindings::netlink_ext_ack,
@@ -227,7 +240,7 @@ crate::sys::compat::define_newlink!(link_newlink, link_newlink_common);
 /// Called by rtnetlink, under rtnl, with a fresh unregistered device of
 /// these ops (`priv_size` bytes of private area, set up by `setup::<D>`)
 /// and the request's `tb[]`.
-unsafe fn link_newlink_common<D: NetDriver>(
+unsafe fn link_newlink_common<D: RtnlLinkOps>(
     dev: *mut bindings::net_device,
     tb: *mut *mut bindings::nlattr,
 ) -> c_int {
@@ -260,7 +273,7 @@ unsafe fn link_newlink_common<D: NetDriver>(
 /// # Safety
 ///
 /// Called by rtnetlink, under rtnl, on a device of `D`'s (its link ops).
-unsafe extern "C" fn link_get_size<D: NetDriver>(dev: *const bindings::net_device) -> usize {
+unsafe extern "C" fn link_get_size<D: RtnlLinkOps>(dev: *const bindings::net_device) -> usize {
     // SAFETY: A registered device of `D`'s.
     D::get_size(unsafe { NetDevice::from_raw(dev.cast_mut()) })
 }
@@ -271,7 +284,7 @@ unsafe extern "C" fn link_get_size<D: NetDriver>(dev: *const bindings::net_devic
 ///
 /// Called by rtnetlink, under rtnl, on a device of `D`'s with the message
 /// being built.
-unsafe extern "C" fn link_fill_info<D: NetDriver>(
+unsafe extern "C" fn link_fill_info<D: RtnlLinkOps>(
     skb: *mut bindings::sk_buff,
     dev: *const bindings::net_device,
 ) -> c_int {
@@ -281,18 +294,18 @@ unsafe extern "C" fn link_fill_info<D: NetDriver>(
 }
 
 /// Registration of link ops, undone on drop.
-pub(crate) struct LinkOpsRegistration<P: 'static>(&'static LinkOps<P>);
+pub(crate) struct RtnlLinkRegistration<P: 'static>(&'static RtnlLinkVTable<P>);
 
-impl<P> LinkOpsRegistration<P> {
+impl<P> RtnlLinkRegistration<P> {
     /// `rtnl_link_register()`.
-    pub(crate) fn register(ops: &'static LinkOps<P>) -> Result<Self> {
+    pub(crate) fn register(ops: &'static RtnlLinkVTable<P>) -> Result<Self> {
         // SAFETY: Static ops, registered once.
         to_result(unsafe { bindings::rtnl_link_register(ops.as_ptr()) })?;
         Ok(Self(ops))
     }
 }
 
-impl<P> Drop for LinkOpsRegistration<P> {
+impl<P> Drop for RtnlLinkRegistration<P> {
     fn drop(&mut self) {
         // SAFETY: Registered in `register`; this also unregisters every
         // device of these ops left.

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The netdevice notifier: the [`NetdevEvents`] a driver implements, of
-//! [`DevEvent`]s, and the [`Notifier`] that turns them into a
+//! The netdevice notifier: the [`NetDeviceNotifierOps`] a driver implements, of
+//! [`DevEvent`]s, and the [`NetDeviceNotifierVTable`] that turns them into a
 //! `notifier_block`.
 
 use super::device::NetDevice;
-use super::link::LinkOps;
+use super::link::RtnlLinkVTable;
 use crate::bindings;
 use crate::sys::sync::rtnl::Rtnl;
 use core::ffi::{c_int, c_ulong, c_void};
@@ -30,28 +30,28 @@ pub(crate) enum DevEvent {
 }
 
 /// A driver's netdevice notifier: events of its own devices.
-pub(crate) trait NetdevEvents: 'static {
+pub(crate) trait NetDeviceNotifierOps: 'static {
     /// The private area.
     type Priv: Sync + 'static;
     /// The link ops whose devices are the driver's.
-    fn link() -> &'static LinkOps<Self::Priv>;
+    fn link() -> &'static RtnlLinkVTable<Self::Priv>;
     /// An event, under rtnl. An error vetoes it (`NOTIFY_BAD`, which the
     /// caller sees as `EPERM`, as tun.c answers).
     fn event<'g>(dev: &'g NetDevice<Self::Priv>, ev: DevEvent, rtnl: &mut Rtnl<'g>) -> Result;
 }
 
-/// A `notifier_block` for a [`NetdevEvents`], built at compile time: a
+/// A `notifier_block` for a [`NetDeviceNotifierOps`], built at compile time: a
 /// `static` of the driver's.
-pub(crate) struct Notifier(Opaque<bindings::notifier_block>);
+pub(crate) struct NetDeviceNotifierVTable(Opaque<bindings::notifier_block>);
 
-// SAFETY: `Notifier` has no method that reads or writes the
+// SAFETY: `NetDeviceNotifierVTable` has no method that reads or writes the
 // `notifier_block`: its address goes to
 // `(un)register_netdevice_notifier` only, and the kernel links it into its
 // chain under rtnl.
-unsafe impl Sync for Notifier {}
+unsafe impl Sync for NetDeviceNotifierVTable {}
 
-impl Notifier {
-    pub(crate) const fn new<T: NetdevEvents>() -> Self {
+impl NetDeviceNotifierVTable {
+    pub(crate) const fn new<T: NetDeviceNotifierOps>() -> Self {
         Self(Opaque::new(bindings::notifier_block {
             notifier_call: Some(notifier_call::<T>),
             next: ptr::null_mut(),
@@ -65,7 +65,7 @@ impl Notifier {
 /// # Safety
 ///
 /// Called by the netdevice notifier chain, under rtnl, with a valid `ptr`.
-unsafe extern "C" fn notifier_call<T: NetdevEvents>(
+unsafe extern "C" fn notifier_call<T: NetDeviceNotifierOps>(
     _nb: *mut bindings::notifier_block,
     event: c_ulong,
     ptr: *mut c_void,
@@ -97,18 +97,18 @@ unsafe extern "C" fn notifier_call<T: NetdevEvents>(
 }
 
 /// Registration of a netdevice notifier, undone on drop.
-pub(crate) struct NotifierRegistration(&'static Notifier);
+pub(crate) struct NetDeviceNotifierRegistration(&'static NetDeviceNotifierVTable);
 
-impl NotifierRegistration {
+impl NetDeviceNotifierRegistration {
     /// `register_netdevice_notifier()`.
-    pub(crate) fn register(n: &'static Notifier) -> Result<Self> {
+    pub(crate) fn register(n: &'static NetDeviceNotifierVTable) -> Result<Self> {
         // SAFETY: A static notifier block, registered once.
         to_result(unsafe { bindings::register_netdevice_notifier(n.0.get()) })?;
         Ok(Self(n))
     }
 }
 
-impl Drop for NotifierRegistration {
+impl Drop for NetDeviceNotifierRegistration {
     fn drop(&mut self) {
         // SAFETY: Registered in `register`.
         unsafe { bindings::unregister_netdevice_notifier(self.0 .0.get()) };

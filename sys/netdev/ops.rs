@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `net_device_ops`: the [`NetDevOps`] a driver implements, [`DevOps`] (the
+//! `net_device_ops`: the [`NetDeviceOps`] a driver implements, [`NetDeviceVTable`] (the
 //! C table, built at compile time) and its trampolines, [`TxResult`],
 //! [`Stats64`].
 
@@ -41,16 +41,16 @@ pub(crate) struct Stats64 {
 }
 
 /// The `net_device_ops` of a driver's devices, whose private areas hold a
-/// `Priv`: [`DevOps::new`] builds the C table at compile time. An optional
+/// `Priv`: [`NetDeviceVTable::new`] builds the C table at compile time. An optional
 /// op the driver does not implement stays `NULL` (`#[vtable]`'s `HAS_*`),
 /// so the core's default applies; `ndo_start_xmit` is required, as in C.
 #[vtable]
-pub(crate) trait NetDevOps: 'static {
+pub(crate) trait NetDeviceOps: 'static {
     /// The private area.
     type Priv: Sync + 'static;
 
     /// `ndo_init`: under rtnl, from `register_netdevice()` (through
-    /// [`NetDeviceBuilder::register`] or rtnetlink's `newlink`) once the
+    /// [`UnregisteredNetDevice::register`] or rtnetlink's `newlink`) once the
     /// name is valid, before the device's queues get their sysfs objects
     /// and the device is announced. The device is not registered yet: it
     /// must not be published in an [`RcuDev`], nor a counted reference to
@@ -121,16 +121,16 @@ pub(crate) trait NetDevOps: 'static {
 }
 
 /// A `net_device_ops` table for devices holding a `P`, built at compile
-/// time from a [`NetDevOps`], and optionally some of C's library ops: a
+/// time from a [`NetDeviceOps`], and optionally some of C's library ops: a
 /// `static` of the driver's.
-pub(crate) struct DevOps<P>(pub(super) bindings::net_device_ops, PhantomData<P>);
+pub(crate) struct NetDeviceVTable<P>(pub(super) bindings::net_device_ops, PhantomData<P>);
 
 // SAFETY: Only function pointers, read by the kernel.
-unsafe impl<P> Sync for DevOps<P> {}
+unsafe impl<P> Sync for NetDeviceVTable<P> {}
 
-impl<P> DevOps<P> {
+impl<P> NetDeviceVTable<P> {
     /// The ops of `T`.
-    pub(crate) const fn new<T: NetDevOps<Priv = P>>() -> Self {
+    pub(crate) const fn new<T: NetDeviceOps<Priv = P>>() -> Self {
         type A<T> = Adapter<T>;
         Self(
             bindings::net_device_ops {
@@ -206,10 +206,10 @@ impl<P> DevOps<P> {
     }
 }
 
-/// The C trampolines of a [`NetDevOps`].
+/// The C trampolines of a [`NetDeviceOps`].
 struct Adapter<T>(PhantomData<T>);
 
-impl<T: NetDevOps> Adapter<T> {
+impl<T: NetDeviceOps> Adapter<T> {
     /// # Safety
     ///
     /// Called by `register_netdevice()`, under rtnl, on a device whose ops
@@ -218,7 +218,7 @@ impl<T: NetDevOps> Adapter<T> {
         // SAFETY: `register_netdevice()` calls `ndo_init` under rtnl on a
         // device of `T`'s whose private area holds an initialised `P`
         // (`NetDeviceBuilder::alloc`), alive for the call: reached from the
-        // driver only through `NetDeviceBuilder::register`, which holds its
+        // driver only through `UnregisteredNetDevice::register`, which holds its
         // token mutably borrowed.
         from_result(|| unsafe {
             Rtnl::assume_held(|rtnl| T::init(NetDevice::from_raw(dev), rtnl)).map(|()| 0)
@@ -232,7 +232,7 @@ impl<T: NetDevOps> Adapter<T> {
         // SAFETY: The core calls `ndo_uninit` under rtnl on a device of
         // `T`'s, from `register_netdevice` (failing) or
         // `unregister_netdevice*`: reached from the driver only through
-        // `NetDeviceBuilder::register` and `NetDevice::unregister`, which
+        // `UnregisteredNetDevice::register` and `NetDevice::unregister`, which
         // hold its token mutably borrowed.
         unsafe {
             Rtnl::assume_held(|rtnl| T::uninit(&InUninit::new(NetDevice::from_raw(dev)), rtnl));

@@ -32,7 +32,7 @@ use kernel::prelude::*;
 pub(crate) struct RcuDev<P>(AtomicPtr<bindings::net_device>, PhantomData<P>);
 
 /// A device whose `ndo_uninit` is running in this rtnl section
-/// ([`NetDevOps::uninit`](super::NetDevOps::uninit)'s argument, made only
+/// ([`NetDeviceOps::uninit`](super::NetDeviceOps::uninit)'s argument, made only
 /// by its trampoline): unregistration's `synchronize_net()` comes after
 /// it, before the device can be freed, so unpublishing it here needs no
 /// grace period of its own ([`RcuDev::unpublish_uninit`]). (On a failed

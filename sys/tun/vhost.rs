@@ -15,7 +15,7 @@
 use super::sock::FileSocket;
 use super::sockops::SockOps;
 use crate::bindings;
-use crate::sys::chrdev::FileOperations;
+use crate::sys::chrdev::FileVTable;
 use crate::sys::ring::{RingConsumer, SkbRing};
 
 /// A driver whose open files can stand for tun.ko's: each has a socket
@@ -38,7 +38,7 @@ pub(crate) trait TunFileExports: SockOps {
 /// `T`'s file operations.
 pub(crate) unsafe fn get_socket<T: TunFileExports>(
     file: *mut bindings::file,
-    fops: &'static FileOperations,
+    fops: &'static FileVTable,
 ) -> *mut bindings::socket
 where
     T::Data: FileSocket,
@@ -57,7 +57,7 @@ where
 /// As [`get_socket`].
 pub(crate) unsafe fn get_tx_ring<T: TunFileExports>(
     file: *mut bindings::file,
-    fops: &'static FileOperations,
+    fops: &'static FileVTable,
 ) -> *mut bindings::ptr_ring {
     // SAFETY: As the caller guarantees.
     match unsafe { fops.data_of::<T>(file) } {
@@ -74,7 +74,7 @@ pub(crate) unsafe fn get_tx_ring<T: TunFileExports>(
 /// file's ring (`tun_get_tx_ring()`'s), as vhost-net does.
 pub(crate) unsafe fn wake_queue<T: TunFileExports>(
     file: *mut bindings::file,
-    fops: &'static FileOperations,
+    fops: &'static FileVTable,
     consumed: core::ffi::c_int,
 ) {
     // SAFETY: As the caller guarantees.
