@@ -20,7 +20,6 @@
 #![allow(dead_code, unused_variables, unused_imports)]
 
 use crate::sys::tun::{BatchOffer, BatchVerdict, RecvMsg};
-use crate::sys::tun::{BatchOffer, BatchVerdict, RecvMsg};
 use crate::sys::{
     DebugfsDevFileOps, DebugfsFileVTable, File, MiscDevice, NetDevice, NetNs, RcuArc, RcuDev, Rtnl,
     RtnlLocked, TextBuf, Timed, TimerCallback,

@@ -358,10 +358,10 @@ pub(crate) fn tun_chr_ioctl(
             SIOCGIFHWADDR => {
                 // In the caller's `ifreq` as it came, as tun.c: only what
                 // `dev_get_mac_address()` writes changes.
-                let mut sa = [0u8; sys::SOCKADDR_LEN];
-                sa.copy_from_slice(&ifr.0[IFNAMSIZ..IFNAMSIZ + sys::SOCKADDR_LEN]);
+                let mut sa = [0u8; sys::tun::SOCKADDR_LEN];
+                sa.copy_from_slice(&ifr.0[IFNAMSIZ..IFNAMSIZ + sys::tun::SOCKADDR_LEN]);
                 dev.get_mac_address(&mut sa, rtnl).and_then(|()| {
-                    ifr.0[IFNAMSIZ..IFNAMSIZ + sys::SOCKADDR_LEN].copy_from_slice(&sa);
+                    ifr.0[IFNAMSIZ..IFNAMSIZ + sys::tun::SOCKADDR_LEN].copy_from_slice(&sa);
                     user_slice(arg, ifreq_len)
                         .writer()
                         .write_slice(&ifr.0[..ifreq_len])
@@ -371,7 +371,7 @@ pub(crate) fn tun_chr_ioctl(
             SIOCSIFHWADDR => {
                 // The whole union, as tun.c passes `&ifr.ifr_hwaddr` inside
                 // its `ifreq` (a compat caller's shorter one zero-padded).
-                let mut ifru = [0u8; sys::IFRU_LEN];
+                let mut ifru = [0u8; sys::tun::IFRU_LEN];
                 ifru.copy_from_slice(&ifr.0[IFNAMSIZ..]);
                 dev.set_mac_address_user(&ifru, rtnl).map(|()| 0)
             }

@@ -40,8 +40,6 @@ use core::ptr;
 /// `kernel::error::code`'s consts on 7.3, [`compat`]'s shims of them on
 /// 6.12 (whose `kernel::error::code` lacks them).
 pub(crate) mod errno {
-    // `EADDRNOTAVAIL` is used by rust_dummy (dummy.rs), not by rust_tun.
-    #[allow(unused_imports)]
     pub(crate) use super::compat::{EADDRNOTAVAIL, EBADFD, EMSGSIZE, EOPNOTSUPP};
 }
 
@@ -135,7 +133,7 @@ pub(crate) use debugfs::{
 pub(crate) const NET_SKB_PAD: usize = bindings::RTUN_NET_SKB_PAD as usize;
 pub(crate) use napi::{Napi, NapiPoll, NAPI_POLL_WEIGHT};
 pub(crate) use netdev::builder::{DevSetup, NameAssign, NetDeviceBuilder};
-pub(crate) use netdev::device::{NetDevice, IFF_UP, IFRU_LEN, SOCKADDR_LEN};
+pub(crate) use netdev::device::{NetDevice, IFF_UP};
 pub(crate) use netdev::ethtool::{Channels, DrvInfo, EthtoolOps, EthtoolVTable, LinkKsettings};
 pub(crate) use netdev::flags::{DevFlags, Features, PrivFlags};
 pub(crate) use netdev::link::{

@@ -119,7 +119,6 @@ pub(crate) unsafe trait FileBound {
 
 /// Implements [`FileBound`] for `$ty`, whose data keeps nothing of its
 /// file.
-#[allow(unused_macros)]
 macro_rules! impl_file_unbound {
     ($ty:ty) => {
         // The driver denies `unsafe_code`: this `unsafe` is sys/'s.
@@ -131,7 +130,6 @@ macro_rules! impl_file_unbound {
         }
     };
 }
-#[allow(unused_imports)]
 pub(crate) use impl_file_unbound;
 
 /// A `fasync` call: the open file whose `O_ASYNC` changes, and the
@@ -236,8 +234,6 @@ impl File {
 
     /// `file->f_flags`: the `O_*` flags it is opened with (`O_NONBLOCK`,
     /// `O_RDWR`, ...).
-    // For drivers whose open depends on them; tun.c's does not.
-    #[allow(dead_code)]
     pub(crate) fn flags(&self) -> u32 {
         // SAFETY: A live file (type invariants); `open` does not change
         // `f_flags`.

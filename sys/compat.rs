@@ -286,9 +286,7 @@ pub(crate) const EMSGSIZE: Error = errno_const(crate::bindings::EMSGSIZE);
 pub(crate) const EOPNOTSUPP: Error = errno_const(crate::bindings::EOPNOTSUPP);
 /// `EADDRNOTAVAIL`: not a usable hardware address (7.3's
 /// `kernel::error::code::EADDRNOTAVAIL`).
-// Used by rust_dummy (dummy.rs), not by rust_tun.
 #[cfg(rtun_kernel = "6.12")]
-#[allow(dead_code)]
 pub(crate) const EADDRNOTAVAIL: Error = errno_const(crate::bindings::EADDRNOTAVAIL);
 
 /// The `Error` of the positive errno `errno`, in a `const` context:

@@ -153,8 +153,6 @@ pub(crate) enum NameAssign {
     /// `NET_NAME_UNKNOWN`.
     Unknown = bindings::NET_NAME_UNKNOWN as u8,
     /// `NET_NAME_ENUM`: enumerated by the kernel (`dummy%d`).
-    // Used by rust_dummy (dummy.rs), not by rust_tun.
-    #[allow(dead_code)]
     Enum = bindings::NET_NAME_ENUM as u8,
 }
 
@@ -258,8 +256,6 @@ impl<P> DevSetup<P> {
     }
 
     /// `dev->flags`.
-    // Used by rust_dummy (dummy.rs), not by rust_tun.
-    #[allow(dead_code)]
     pub(crate) fn flags(&mut self) -> DevFlags {
         // SAFETY: We own the unregistered device.
         DevFlags::from_bits(unsafe { (*self.dev()).flags })
@@ -330,7 +326,8 @@ impl<P> DevSetup<P> {
         unsafe { (*self.dev()).hw_enc_features = features.bits() };
     }
 
-    /// `dev->ifindex`: the index `TUNSETIFINDEX` asked for (0: any).
+    /// `dev->ifindex`: the index the driver asks for (0: any; tun's
+    /// `TUNSETIFINDEX`).
     pub(crate) fn set_ifindex(&mut self, ifindex: i32) {
         // SAFETY: We own the unregistered device.
         unsafe { (*self.dev()).ifindex = ifindex };
@@ -344,8 +341,8 @@ impl<P> DevSetup<P> {
         unsafe { (*self.dev()).sysfs_groups[0] = group.as_ptr() };
     }
 
-    /// `ip_tunnel_header_ops` (tun.c's TUN devices): `AF_PACKET` senders'
-    /// packets get their protocol from the IP version.
+    /// `ip_tunnel_header_ops` (IP tunnels and tun.c's TUN devices):
+    /// `AF_PACKET` senders' packets get their protocol from the IP version.
     pub(crate) fn ip_tunnel_header_ops(&mut self) {
         // SAFETY: We own the unregistered device.
         unsafe { (*self.dev()).header_ops = ptr::addr_of!(bindings::ip_tunnel_header_ops) };

@@ -23,8 +23,6 @@ macro_rules! flag_set {
         #[derive(Clone, Copy, PartialEq, Eq, Default)]
         pub(crate) struct $name($bits);
 
-        // Every flag the bindings give is named, whichever driver uses it.
-        #[allow(dead_code)]
         impl $name {
             $($(#[$fmeta])* pub(crate) const $flag: Self = Self($value);)*
 

@@ -93,8 +93,6 @@ impl NlMsg {
 /// `tb` has `IFLA_MAX + 1` entries, each null or a valid attribute, alive
 /// for `'a`.
 pub(crate) struct LinkAttrs<'a> {
-    // Read by `address`, which only rust_dummy uses.
-    #[allow(dead_code)]
     tb: *mut *mut bindings::nlattr,
     _call: PhantomData<&'a bindings::nlattr>,
 }

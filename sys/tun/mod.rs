@@ -14,6 +14,8 @@
 //!   and the XDP buffers vhost-net builds ([`XdpBuff`]);
 //! - the `IFF_NAPI_FRAGS` write path ([`NapiFrags`]);
 //! - the vhost-net exports (`vhost.rs`, `export_tun_files!`);
+//! - the `ifreq`-shaped hardware-address calls of the file's ioctls
+//!   (`netdev.rs`);
 //! - the tun LSM hooks ([`TunSecurity`]);
 //! - the vnet header ([`VnetHdr`], `tun_vnet.h`'s layout);
 //! - the RFS record step (`rps.rs`, tun.c's `tun_flow_update()`'s
@@ -24,6 +26,7 @@
 #![warn(dead_code, unused_imports, unused_macros)]
 
 mod frags;
+mod netdev;
 mod rps;
 mod security;
 mod sock;
@@ -33,6 +36,7 @@ mod vnet;
 mod xdp;
 
 pub(crate) use frags::{NapiFrags, NapiFragsLocked};
+pub(crate) use netdev::{IFRU_LEN, SOCKADDR_LEN};
 pub(in crate::sys) use rps::{private, RawTable};
 pub(crate) use rps::{rps_record_sock_flow, rps_sock_flow_entry, GlobalFlowTable, SockFlowTable};
 pub(crate) use security::{security_tun_dev_create, TunSecurity};
