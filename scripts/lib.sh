@@ -103,7 +103,9 @@ rt_kernel_frags() {
 # Debian's own kernel (scripts/build-debian.sh): the kernel 7.3-debian, a
 # trixie userland with the toolchain Debian built it with (the versions its
 # .config names: rustc 1.85.1, bindgen 0.71.1, GCC 14.2, binutils 2.44,
-# pahole 1.30), its headers, source and modules from trixie-backports.
+# pahole 1.30), its headers, source and modules from trixie-backports, and
+# the clang and LLVM of rustc's major (19), which rust-tun-dkms recommends:
+# with them its helpers are inlined (Documentation/gcc-kernel-helpers.rst).
 RT_DEBIAN_KREL=7.3.4+deb13-amd64
 RT_DEBIAN_KVER=7.3.4-1~bpo13+1
 RT_DEBIAN_RUST=1.85.1+dfsg1-1+deb13u1
@@ -114,7 +116,7 @@ RT_DEBIAN_PKGS=(
 	"libstd-rust-dev=$RT_DEBIAN_RUST" "libstd-rust-1.85=$RT_DEBIAN_RUST"
 	bindgen=0.71.1-6 gcc-14=14.2.0-19 binutils=2.44-3 dwarves=1.30-1
 	make bc flex bison libelf-dev libssl-dev openssl kmod python3 xz-utils cpio
-	dkms dh-dkms debhelper build-essential
+	dkms dh-dkms debhelper build-essential clang-19 llvm-19
 )
 # Bump when scripts/build-debian.sh changes what it builds.
 RT_DEBIAN_RECIPE=2
