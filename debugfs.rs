@@ -4,6 +4,8 @@
 //!
 //! - `<debugfs>/rust_tun/jump_sites`: whether the guards are jump-label
 //!   sites, then each site of this module with its key and instruction;
+//! - `<debugfs>/rust_tun/helpers_oracle` (GCC-built kernels whose helpers
+//!   are inlined): the inlined per-CPU helpers against GCC's copies;
 //! - `<debugfs>/rust_tun/<ifname>/flows`: the device's flow table;
 //! - `<debugfs>/rust_tun/<ifname>/stats`: its mode and counters.
 //!
@@ -26,6 +28,18 @@ pub(crate) struct JumpSites;
 impl DebugfsFileOps for JumpSites {
     fn show(t: &mut TextBuf) -> Result {
         show_jump_sites(t).map_err(fmt_err)
+    }
+}
+
+/// `helpers_oracle` (GCC-built kernels with inlined helpers): the inlined
+/// per-CPU helpers against GCC's copies, one row each.
+#[cfg(rtun_helpers_oracle)]
+pub(crate) struct HelpersOracle;
+
+#[cfg(rtun_helpers_oracle)]
+impl DebugfsFileOps for HelpersOracle {
+    fn show(t: &mut TextBuf) -> Result {
+        sys::bench::oracle::compare(t).map_err(fmt_err)
     }
 }
 

@@ -474,6 +474,8 @@ static DROPIN_MISCDEV: MiscDevice = MiscDevice::new(MiscDeviceOptions {
 static DEBUGFS_ROOT: DebugfsRoot = DebugfsRoot::new();
 static JUMP_SITES_FOPS: DebugfsFileVTable = DebugfsFileVTable::new::<debugfs::JumpSites>();
 static MICRO_BENCH_FOPS: DebugfsFileVTable = DebugfsFileVTable::new::<bench::MicroBench>();
+#[cfg(rtun_helpers_oracle)]
+static HELPERS_ORACLE_FOPS: DebugfsFileVTable = DebugfsFileVTable::new::<debugfs::HelpersOracle>();
 static DEV_FLOWS_FOPS: DebugfsFileVTable<Tun> = DebugfsFileVTable::new_dev::<debugfs::Flows>();
 static DEV_STATS_FOPS: DebugfsFileVTable<Tun> = DebugfsFileVTable::new_dev::<debugfs::Stats>();
 
@@ -496,6 +498,9 @@ impl kernel::Module for RustTun {
             root.dir().text_file(c_str!("jump_sites"), &JUMP_SITES_FOPS);
             root.dir()
                 .text_file(c_str!("micro_bench"), &MICRO_BENCH_FOPS);
+            #[cfg(rtun_helpers_oracle)]
+            root.dir()
+                .text_file(c_str!("helpers_oracle"), &HELPERS_ORACLE_FOPS);
         }
         let notifier = sys::NetDeviceNotifierRegistration::register(&TUN_NOTIFIER)?;
         let link = sys::RtnlLinkRegistration::register(link_ops()).inspect_err(|e| {

@@ -11,6 +11,12 @@
 
 #include "params.h"
 
+/*
+ * How the helpers were built (Kbuild's RTUN helpers line, with the helpers
+ * the GCC-kernel gate kept out of line): modinfo -F helpers rust_tun.
+ */
+MODULE_INFO(helpers, RTUN_HELPERS_PATH);
+
 static bool unguarded;
 module_param(unguarded, bool, 0644);
 MODULE_PARM_DESC(unguarded,

@@ -11,3 +11,8 @@ __rtun_helper void rtun_helper_preempt_enable(void)
 {
 	preempt_enable();
 }
+
+__rtun_helper int rtun_helper_preempt_count(void)
+{
+	return preempt_count();
+}

@@ -15,7 +15,13 @@
 #   lintian  lintian --pedantic: nothing beyond debian/*.lintian-overrides
 #   install  Debian's dkms-autopkgtest on rust-tun-dkms: apt installs it,
 #            DKMS builds, signs (DKMS's MOK) and installs rust_tun for the
-#            kernel; vermagic is tun.ko's
+#            kernel; vermagic is tun.ko's; its helpers are inlined
+#            (modinfo -F helpers: clang-19's, none kept out of line)
+#   gate     the helpers' differential gate (Kbuild, RTUN_HELPER_GATE=strict)
+#            on two mutations: clang's bitcode without the derived Kconfig
+#            header names exactly the six per-CPU helpers; with the
+#            stack protector left on, the helpers whose canary clang
+#            reads at %gs:0x28
 #   skip     another series' headers installed: skipped (77), apt exits 0
 #   depends  backports' newer rustc: apt would remove rust-tun-dkms
 #   beside   modprobe vhost_net binds tun.ko
@@ -26,6 +32,8 @@
 #   trigger  the upgrade to the higher version while linux-source-7.3 lags
 #            the headers: skipped (77, apt exits 0); the source catches up,
 #            its dpkg trigger builds the new version; the old one is gone
+#   fallback clang-19 hidden (dpkg-divert): DKMS builds the helpers out of
+#            line, and modinfo says why
 #   purge    apt purge leaves nothing under /lib/modules, /var/lib,
 #            /etc/modprobe.d, /usr/src
 # What DKMS installed is kept for the guest (scripts/run-guest.sh) in
@@ -83,7 +91,14 @@ source_caught_up() {
 	sed -i "/^Package: linux-source-7.3\$/,/^\$/s/^Version: .*/Version: $lagging/" "$root/var/lib/dpkg/status"
 	lagging=
 }
-trap 'source_caught_up; [ $mounted = 0 ] || umount "$root/proc" 2>/dev/null || true' EXIT
+# The fallback check hides clang-19: shown again however the script ends.
+hidden=
+clang_back() {
+	[ -n "$hidden" ] || return 0
+	in_root dpkg-divert --local --rename --remove /usr/bin/clang-19 >/dev/null
+	hidden=
+}
+trap 'clang_back; source_caught_up; [ $mounted = 0 ] || umount "$root/proc" 2>/dev/null || true' EXIT
 
 if [ ! -f "$base/built" ]; then
 	for old in "$RT_CACHE"/kernel-7.3-debian-*; do
@@ -228,7 +243,39 @@ signer=$(in_root modinfo -k "$krel" -F signer rust_tun)
 [ "$signer" = "DKMS module signing key" ] || fail "rust_tun.ko's signer is '$signer', not DKMS's MOK"
 [ -f "$root/var/lib/dkms/mok.pub" ] || fail "no /var/lib/dkms/mok.pub"
 [ ! -e "$root/lib/modules/$krel/updates/dkms/rust_dummy.ko.xz" ] || fail "rust_dummy.ko installed"
-ok "install: dkms-autopkgtest passes; DKMS installed $installed for $krel, vermagic tun.ko's, signed by DKMS's MOK"
+helpers=$(in_root modinfo -k "$krel" -F helpers rust_tun)
+case $helpers in
+"inlined through LLVM bitcode of clang-19 (GCC-built kernel; gated against the GCC-built helpers)") ;;
+*) fail "rust_tun.ko's helpers are not all inlined: '$helpers'" ;;
+esac
+ok "install: dkms-autopkgtest passes; DKMS installed $installed for $krel, vermagic tun.ko's, signed by DKMS's MOK, helpers inlined"
+
+# --- gate: the helpers' differential gate catches the two known ways a
+# clang copy of them goes wrong on this kernel (Documentation/
+# gcc-kernel-helpers.rst): the build fails, naming the helpers.
+gate_mutant() { # gate_mutant MUTATION: the helpers the strict gate names
+	rm -rf "$root/tmp/rust-gate"
+	rt_copy_module_sources "$root/tmp/rust-gate"
+	if in_root make -C "$tree" M=/tmp/rust-gate "CC=$cc" "HOSTCC=$cc" RTUN_MODULES=rust_tun \
+		RTUN_HELPER_GATE=strict "RTUN_HELPERS_MUTATE=$1" >"$base/gate-$1.log" 2>&1; then
+		fail "gate: the build with the $1 mutation passed the strict gate"
+	fi
+	sed -n 's/^helper-gate: differing helpers (keep them out of line): //p' "$base/gate-$1.log"
+}
+step "gate: strict builds with the no-header and keep-ssp mutations"
+install -D -m 0755 "$RT_TOP/scripts/debian/rust-tun-prepare" "$root/tmp/rust-tun-prepare"
+cc=$(in_root /tmp/rust-tun-prepare --print-cc "$krel" || true)
+rm -f "$root/tmp/rust-tun-prepare"
+[ -n "$cc" ] || rt_die "no compiler in $krel's configuration"
+got=$(gate_mutant no-header)
+[ "$got" = "dev_hold dev_put local_bh_disable preempt_count preempt_disable preempt_enable this_cpu_inc_u64" ] ||
+	fail "gate: without the Kconfig header the gate named '$got', not the seven per-CPU helpers (log: $base/gate-no-header.log)"
+got=$(gate_mutant keep-ssp)
+n=$(grep -c 'DIFF.*gs +abs:0x28 |' "$base/gate-keep-ssp.log" || true)
+[ -n "$got" ] && [ "$(echo $got | wc -w)" = "$n" ] ||
+	fail "gate: with the stack protector the gate named '$got', $n helpers with a %gs:0x28 canary (log: $base/gate-keep-ssp.log)"
+rm -rf "$root/tmp/rust-gate"
+ok "gate: the strict gate fails the no-header build on its 7 per-CPU helpers and the keep-ssp build on its $n canary helpers"
 
 # --- skip: another series' headers; its hooks skip rust-tun, apt is fine.
 okrel=${other#linux-headers-}
@@ -342,6 +389,23 @@ in_root apt-get purge -y -q rust-tun-dropin >/dev/null || fail "apt purge rust-t
 [ -z "$(in_root dkms status rust-tun-vhost)" ] || fail "apt purge rust-tun-dropin left rust-tun-vhost in dkms"
 keep beside
 
+# --- fallback: without the clang of rustc's LLVM, DKMS still builds; the
+# helpers are called out of line and modinfo says why.
+step "fallback: dkms build rust-tun/$next with clang-19 hidden"
+in_root dpkg-divert --local --rename --divert /usr/bin/clang-19.rtun-hidden --add /usr/bin/clang-19 >/dev/null ||
+	fail "dpkg-divert of clang-19 failed"
+hidden=1
+in_root dkms build "rust-tun/$next" -k "$krel" --force >"$base/fallback.log" 2>&1 ||
+	{ tail -20 "$base/fallback.log" >&2; fail "dkms build without clang-19 failed (log: $base/fallback.log)"; }
+built=/var/lib/dkms/rust-tun/$next/$krel/x86_64/module/rust_tun.ko.xz
+helpers=$(in_root modinfo -F helpers "$built")
+[ "$helpers" = "out of line (GCC-built kernel; not found: clang-19; install clang-19 llvm-19 to inline them)" ] ||
+	fail "without clang-19, rust_tun.ko's helpers: '$helpers'"
+in_root modinfo -F vermagic "$built" | grep -q "^$krel " || fail "the fallback build's vermagic is not $krel's"
+xz -dc "$root$built" >"$pkgdir/modules/rust_tun-fallback.ko"
+clang_back
+ok "fallback: without clang-19, DKMS builds rust_tun.ko with its helpers out of line, and modinfo says why"
+
 # --- purge: nothing of ours is left (the prepared tree is kept aside for
 # the next call first: the purge would delete it).
 step "purge: apt purge rust-tun-dkms"
@@ -357,14 +421,10 @@ rm -rf "$src"
 
 # rust_dummy.ko (not packaged: the suites' Rust dummy driver) against the
 # same prepared tree, with the kernel's compiler.
-install -D -m 0755 "$RT_TOP/scripts/debian/rust-tun-prepare" "$root/tmp/rust-tun-prepare"
-cc=$(in_root /tmp/rust-tun-prepare --print-cc "$krel" || true)
-rm -f "$root/tmp/rust-tun-prepare"
-[ -n "$cc" ] || rt_die "no compiler in $krel's configuration"
 rm -rf "$root/tmp/rust-dummy"
 rt_copy_module_sources "$root/tmp/rust-dummy"
 in_root make -C /tmp/rust-dummy KDIR="$tree" LLVM= TOOLS=/usr "CC=$cc" "HOSTCC=$cc" RTUN_MODULES=rust_dummy \
-	>"$base/dummy-build.log" 2>&1 || { tail -20 "$base/dummy-build.log" >&2; rt_die "building rust_dummy.ko failed"; }
+	RTUN_HELPER_GATE=strict >"$base/dummy-build.log" 2>&1 || { tail -20 "$base/dummy-build.log" >&2; rt_die "building rust_dummy.ko failed"; }
 cp "$root/tmp/rust-dummy/rust_dummy.ko" "$pkgdir/modules/"
 rm -rf "$root/tmp/rust-dummy"
 

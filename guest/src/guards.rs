@@ -216,3 +216,63 @@ pub fn t_modinfo(_: Node) -> TestResult {
     }
     Ok(())
 }
+
+/// On Debian's GCC-built kernel the C helpers are clang's, inlined through
+/// bitcode after Kbuild's gate (`Documentation/gcc-kernel-helpers.rst`);
+/// the module then has GCC's copies of the per-CPU helpers too, and
+/// `helpers_oracle` does each operation through both copies, reading the
+/// state (preempt count, the loopback device's references, a per-CPU
+/// counter) through both and the kernel's own functions. Every row must
+/// agree. Elsewhere (clang-built kernels: one compiler) there is no such
+/// file and modinfo says so.
+pub fn t_helpers_oracle(_: Node) -> TestResult {
+    let helpers = sh("modinfo -F helpers rust_tun")?;
+    let file = format!("{DEBUGFS}/helpers_oracle");
+    if kernel_flavor()? != "debian" {
+        check!(helpers.starts_with("inlined through LLVM bitcode (rustc LLVM"), "modinfo helpers: {helpers}");
+        check!(!std::path::Path::new(&file).exists(), "{file} on a clang-built kernel");
+        skip!("clang-built kernel: helpers from the kernel's own compiler, nothing to compare ({})", helpers.trim());
+    }
+    check!(
+        helpers.trim() == "inlined through LLVM bitcode of clang-19 (GCC-built kernel; gated against the GCC-built helpers)",
+        "modinfo helpers: {helpers}"
+    );
+    // On each CPU (per-CPU state, and a %gs base, of its own).
+    let ncpu = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
+    for round in 0..ncpu {
+        // SAFETY: A zeroed cpu_set_t with one CPU set, for this thread.
+        let pinned = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(round, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+        };
+        check!(pinned, "sched_setaffinity(cpu {round}) failed");
+        let text = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
+        for want in [
+            "preempt_count",
+            "preempt_disable",
+            "preempt_enable",
+            "preempt_disable readers",
+            "local_bh_disable",
+            "local_bh_enable",
+            "local_bh_disable readers",
+            "dev_hold",
+            "dev_put",
+            "this_cpu_inc_u64",
+        ] {
+            let row = text.lines().find(|l| {
+                l.strip_prefix(want).is_some_and(|r| r.starts_with(' ') && (want.ends_with("readers") || !r.starts_with(" readers")))
+            });
+            check!(row.is_some_and(|r| r.ends_with(" ok")), "round {round}: {want}: {row:?} in\n{text}");
+        }
+        check!(!text.contains("DIFF"), "round {round}:\n{text}");
+        println!("# cpu {round}: {}", text.lines().collect::<Vec<_>>().join("; "));
+    }
+    // SAFETY: A cpu_set_t with every CPU this test may have used.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        (0..ncpu).for_each(|c| libc::CPU_SET(c, &mut set));
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+    Ok(())
+}

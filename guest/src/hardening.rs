@@ -48,7 +48,11 @@ fn rmmod_refused(e: i32) -> bool {
 /// EAGAIN/EBUSY or succeeds, closing the file afterwards is harmless, and
 /// the module loads again.
 pub fn t_files_open_across_rmmod(_: Node) -> TestResult {
-    let kinds = ["chardev", "jump_sites", "micro_bench", "dev/flows", "dev/stats"];
+    let mut kinds = vec!["chardev", "jump_sites", "micro_bench", "dev/flows", "dev/stats"];
+    // GCC-built kernels with inlined helpers (guards::t_helpers_oracle).
+    if std::path::Path::new(&format!("{DEBUGFS}/helpers_oracle")).exists() {
+        kinds.push("helpers_oracle");
+    }
     for kind in kinds {
         load("rust_tun")?;
         let file = match kind {
@@ -124,6 +128,7 @@ pub fn t_debugfs_under_load(_: Node) -> TestResult {
                 }
             });
         }
+        let oracle = std::path::Path::new(&format!("{DEBUGFS}/helpers_oracle")).exists();
         let t0 = Instant::now();
         let mut reads = 0u64;
         let r = (|| {
@@ -133,6 +138,13 @@ pub fn t_debugfs_under_load(_: Node) -> TestResult {
                     reads += 1;
                 }
                 slurp(&format!("{DEBUGFS}/jump_sites"))?;
+                if oracle {
+                    let p = format!("{DEBUGFS}/helpers_oracle");
+                    let t = std::fs::read_to_string(&p).map_err(|e| format!("{p}: {e}"))?;
+                    if t.contains("DIFF") {
+                        return Err(format!("helpers_oracle under load:\n{t}"));
+                    }
+                }
             }
             Ok(reads)
         })();

@@ -115,6 +115,15 @@ class Obj:
             start, size = int(f[1], 16), int(f[2], 0)
             sec = self.sections.get(int(f[6]), "?")
             self.funcs.append((sec, start, start + size, f[7], f[4]))
+        # An alias (tun_helpers.c's rtun_oracle_* second names of GCC's
+        # copies) is the same code: the helper's name stands for it.
+        seen = {}
+        for fn in self.funcs:
+            k = fn[:3]
+            if k not in seen or fn[3].startswith(HELPER_PREFIX):
+                seen[k] = fn
+        self.alias = {fn[3]: seen[fn[:3]][3] for fn in self.funcs}
+        self.funcs = list(seen.values())
 
     def func_at(self, sec, off):
         for s, a, b, name, _ in self.funcs:
@@ -140,7 +149,7 @@ class Obj:
     def target(self, sym, addend, pcrel):
         """A relocation target as a name: a function if it is code of this
         object, else the symbol, or [section] for a section symbol."""
-        base = sym
+        base = self.alias.get(sym, sym)
         if base in self.secsize:   # a section symbol
             if self.secsize and base.startswith(".text") or base in (
                     ".noinstr.text", ".init.text", ".exit.text"):
@@ -185,7 +194,7 @@ class Obj:
             if m:
                 flush()
                 pending = None
-                cur = m.group(1)
+                cur = self.alias.get(m.group(1), m.group(1))
                 continue
             m = re.match(r"^\s+[0-9a-f]+:\s+R_X86_64_(\w+)\s+(\S+)$", line)
             if m and cur:
@@ -283,6 +292,9 @@ def main():
                     help="print the helpers that pass, one a line, only")
     ap.add_argument("--fail-list", action="store_true",
                     help="print the helpers that differ, one a line, only")
+    ap.add_argument("--fail-out", metavar="FILE",
+                    help="also write the helpers that differ to FILE, one "
+                    "a line, or ALL when the objects as a whole differ")
     ap.add_argument("--all", action="store_true",
                     help="table rows for every helper, not only differing")
     ap.add_argument("--llvm-suffix", default=os.environ.get("LLVM_SUFFIX",
@@ -343,6 +355,9 @@ def main():
             objdiff.append(f"{s}: referenced symbols differ: "
                            + ", ".join(sorted(d)))
 
+    if a.fail_out:
+        with open(a.fail_out, "w") as f:
+            f.write("ALL\n" if objdiff else "".join(h + "\n" for h in fails))
     if a.pass_list or a.fail_list:
         for h in (passes if a.pass_list else fails):
             print(h)

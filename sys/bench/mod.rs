@@ -3,13 +3,17 @@
 //! rust_tun's measuring apparatus, apart from the layer proper and built
 //! into rust_tun only: what its micro-benchmark needs (the cycle counter,
 //! a way to keep the optimiser from folding a loop away, an RFS table of
-//! its own: [`PrivateFlowTable`]) and the report of the module's
-//! jump-label sites ([`for_each_jump_site`]) that the guards' tests read.
+//! its own: [`PrivateFlowTable`]), the report of the module's
+//! jump-label sites ([`for_each_jump_site`]) that the guards' tests read,
+//! and on a GCC-built kernel with inlined helpers the comparison of the
+//! per-CPU helpers with GCC's copies ([`oracle::compare`]).
 
 #![warn(dead_code, unused_imports, unused_macros)]
 
 mod flow_table;
 mod jump_sites;
+#[cfg(rtun_helpers_oracle)]
+pub(crate) mod oracle;
 
 pub(crate) use flow_table::PrivateFlowTable;
 pub(crate) use jump_sites::{for_each_jump_site, rfs_needed_count, SiteInsn};
