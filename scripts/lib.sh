@@ -185,6 +185,6 @@ rt_guest_bin() {
 rt_copy_module_sources() { # rt_copy_module_sources DIR
 	mkdir -p "$1"
 	(cd "$RT_TOP" && git ls-files -z --cached --others --exclude-standard -- \
-		'*.rs' '*.c' '*.h' Kbuild testmod/Kbuild Makefile |
+		'*.rs' '*.c' '*.h' Kbuild testmod/Kbuild Makefile 'scripts/gcc-kernel/*' |
 		xargs -0 cp --parents -t "$1")
 }
