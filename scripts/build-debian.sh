@@ -36,6 +36,9 @@
 #            line, and modinfo says why
 #   purge    apt purge leaves nothing under /lib/modules, /var/lib,
 #            /etc/modprobe.d, /usr/src
+#   layout   rust_dummy's build (strict gate) passed Kbuild's check of
+#            bindgen's sizes and offsets against GCC's; the check fails,
+#            naming it, on one offset moved
 # What DKMS installed is kept for the guest (scripts/run-guest.sh) in
 # $(rt_debian_pkgdir): modules/ (the .ko files, decompressed, signed) and
 # the module trees as DKMS left them (compressed, signed, its depmod):
@@ -426,6 +429,18 @@ rt_copy_module_sources "$root/tmp/rust-dummy"
 in_root make -C /tmp/rust-dummy KDIR="$tree" LLVM= TOOLS=/usr "CC=$cc" "HOSTCC=$cc" RTUN_MODULES=rust_dummy \
 	RTUN_HELPER_GATE=strict >"$base/dummy-build.log" 2>&1 || { tail -20 "$base/dummy-build.log" >&2; rt_die "building rust_dummy.ko failed"; }
 cp "$root/tmp/rust-dummy/rust_dummy.ko" "$pkgdir/modules/"
+# The layout cross-check (Kbuild, on GCC-built kernels) passed that build;
+# it must fail on a layout where GCC and bindgen differ: one offset moved.
+d=$root/tmp/rust-dummy
+step "layout: bindgen's constants against GCC's, and one offset moved"
+grep -q '^layout-check: .* the same in' "$d/rtun_layout.checked" || fail "layout: no cross-check in rust_dummy's build"
+awk '/^RTUN_OFFSETOF_sk_buff_len:$/ { print; getline; $2 += 8; print "\t" $1 "\t" $2; next } { print }' \
+	"$d/rtun_layout.s" >"$d/rtun_layout.moved.s"
+out=$(python3 "$RT_TOP/scripts/gcc-kernel/layout-check.py" "$d/bindings_generated.rs" "$d/rtun_layout.moved.s" 2>&1) &&
+	fail "layout: layout-check.py passed a moved offset"
+printf '%s\n' "$out" | grep -q "RTUN_OFFSETOF_sk_buff_len: bindgen [0-9]*, GCC [0-9]*" ||
+	fail "layout: layout-check.py did not name the moved offset: $out"
+ok "layout: $(sed 's/^layout-check: //' "$d/rtun_layout.checked"); a moved offset fails, named"
 rm -rf "$root/tmp/rust-dummy"
 
 if [ -n "$bench" ]; then
