@@ -85,7 +85,8 @@ fn crossed(
 }
 
 /// Writes the comparison, one row per operation (`<what> inlined +N gcc +N
-/// ok|DIFF`).
+/// ok|DIFF`). Process context, as a debugfs read: it disables and enables
+/// preemption and bottom halves, in balanced pairs.
 pub(crate) fn compare(t: &mut impl Write) -> fmt::Result {
     let mut agree = true;
     let c = counts(&mut agree);
