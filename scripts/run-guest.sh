@@ -156,7 +156,7 @@ cp "$RT_TOP/scripts/guest/bench-settle.sh" "$root/lib/rtun-bench-settle.sh"
 chmod +x "$root/init"
 cp "$rtun" "$root/bin/rtun"
 cp "$ko" "$root/lib/modules/"
-for m in rust_dummy rust_tun_vhost testmod/rtun_veto; do
+for m in rust_dummy rust_tun_vhost testmod/rtun_veto rust_tun-fallback; do
 	[ ! -f "$(dirname "$ko")/$m.ko" ] || cp "$(dirname "$ko")/$m.ko" "$root/lib/modules/"
 done
 if [ "$flavor" = debian ]; then

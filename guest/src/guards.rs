@@ -276,3 +276,36 @@ pub fn t_helpers_oracle(_: Node) -> TestResult {
     }
     Ok(())
 }
+
+/// Debian's fallback: the rust_tun.ko that DKMS built with clang-19 hidden
+/// (scripts/build-debian.sh, "fallback"), its helpers called in GCC's
+/// tun_helpers.o. It loads in place of the inlined module, says so in
+/// modinfo, and moves packets both ways through TUN and TAP devices.
+pub fn t_helpers_fallback(n: Node) -> TestResult {
+    if kernel_flavor()? != "debian" {
+        skip!("the fallback build is Debian's kernel's (scripts/build-debian.sh)");
+    }
+    if n.label == "dropin" {
+        skip!("run once, beside tun.ko (the debian suite)");
+    }
+    let ko = format!("{MODDIR}/rust_tun-fallback.ko");
+    check!(std::path::Path::new(&ko).exists(), "no {ko}");
+    let helpers = sh(&format!("modinfo -F helpers {ko}"))?;
+    check!(
+        helpers.trim() == "out of line (GCC-built kernel; not found: clang-19; install clang-19 llvm-19 to inline them)",
+        "modinfo helpers: {helpers}"
+    );
+    unload(n.module)?;
+    sh(&format!("insmod {ko}"))?;
+    let r = (|| {
+        // The inlined build has the oracle file (helpers_oracle): this one not.
+        check!(std::path::Path::new(DEBUGFS).exists(), "no {DEBUGFS}");
+        check!(!std::path::Path::new(&format!("{DEBUGFS}/helpers_oracle")).exists(), "helpers_oracle: not the fallback build");
+        crate::basics::t_tun_round_trip(n)?;
+        crate::basics::t_tap_round_trip(n)?;
+        crate::basics::t_ping(n)
+    })();
+    unload(n.module)?;
+    load(n.module)?;
+    r
+}

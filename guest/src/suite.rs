@@ -42,6 +42,7 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("unguarded_mode", guards::t_unguarded, &[RUST]),
     ("modinfo_params", guards::t_modinfo, &[RUST]),
     ("helpers_oracle", guards::t_helpers_oracle, &[RUST]),
+    ("helpers_fallback", guards::t_helpers_fallback, &[RUST]),
     ("hostile_names", badinput::t_hostile_names, &[RUST, C]),
     ("hostile_writes", badinput::t_hostile_writes, &[RUST, C]),
     ("oversized_write", badinput::t_oversized_write, &[RUST]),
