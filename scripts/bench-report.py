@@ -82,9 +82,10 @@ def main():
                "by Debian with GCC 14 and the distribution's configuration",
                "(PREEMPT_DYNAMIC, PREEMPT_RCU, IBT, retpolines, return thunks,",
                "call-depth tracking). rust_tun is built for it by DKMS from",
-               "the `rust-tun-dkms` package (`debian/`): on a GCC-built kernel the C",
-               "helpers cannot be inlined through LLVM bitcode, so each is an out-of-line",
-               "call (`tun_helpers.o`, compiled by GCC); C tun inlines them.", ""]
+               "the `rust-tun-dkms` package (`debian/`) with its recommended",
+               "clang-19: the C helpers are compiled by clang, checked against GCC's",
+               "build of each, and inlined through LLVM bitcode as on the clang-built",
+               "kernels (`Documentation/gcc-kernel-helpers.rst`).", ""]
     if kernel.startswith("7.3"):
         md += ["What the rows compare on 7.3: its C tun is guarded on both paths.",
                "`tun_automq_xmit` keeps 2016's `rps_needed` guard, and",
