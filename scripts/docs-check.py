@@ -78,6 +78,10 @@ def basenames(root, skip=()):
 # A bare name (``tun.c``, ``device.rs``, ``fuzz/``) is found anywhere in the
 # tree or the kernels'; a path from its root.
 BASENAMES = basenames(".", skip=("target",))
+# Build outputs that this build may not have made (Kbuild's GCC-kernel
+# path): the literal names .gitignore lists.
+BASENAMES |= {l.strip().lstrip("/") for l in open(".gitignore", encoding="utf-8")
+              if l.strip() and not l.startswith("#") and not any(c in l for c in "*?[/")}
 for k in kernels:
     BASENAMES |= basenames(k)
 
