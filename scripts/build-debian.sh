@@ -173,8 +173,10 @@ fail() { echo "not ok - $*" >>"$results"; rt_die "package test: $*"; }
 stash() { rm -rf "$base/prepared"; mkdir -p "$base/prepared"; mv "$root/var/lib/rust-tun/$krel" "$base/prepared/"; }
 unstash() { mkdir -p "$root/var/lib/rust-tun"; mv "$base/prepared/$krel" "$root/var/lib/rust-tun/"; }
 [ ! -d "$root/var/lib/rust-tun/$krel" ] || stash
-# What the last call left, should it have failed half-way.
+# What the last call left, should it have failed half-way (and the
+# micro-benchmark sources a --bench-into call copied in).
 in_root apt-get purge -y -q rust-tun-dropin rust-tun-dkms >/dev/null 2>&1 || true
+rm -rf "$root/usr/src/rust-tun-bench"
 # Another series' headers (the skip check), as packages.
 other_pkgs=$(for f in "$root"/var/lib/rust-tun-test/other/*.deb; do dpkg-deb -f "$f" Package; done)
 other=$(printf '%s\n' "$other_pkgs" | grep -- '-amd64$' | grep '^linux-headers-')
@@ -451,6 +453,7 @@ if [ -n "$bench" ]; then
 	mkdir -p "$bench/bench"
 	cp "$pkgdir"/modules/*.ko "$bench/"
 	cp "$root/usr/src/rust-tun-bench/rtun_cbench.ko" "$bench/bench/"
+	rm -rf "$root/usr/src/rust-tun-bench"
 fi
 ln -sfn "root$tree" "$kdir"
 echo "$kdir"
