@@ -44,6 +44,16 @@ impl<const N: usize> PerCpuCounters<N> {
         unsafe { bindings::this_cpu_inc_u64(self.0.as_ptr().add(I)) }
     }
 
+    /// Counter `I` as the `u64 __percpu *` C's `this_cpu` operations take
+    /// (sys/bench/oracle.rs gives it to GCC's copy of `this_cpu_inc_u64`).
+    /// Writing through it other than by a `this_cpu` operation breaks the
+    /// type's invariant; that takes `unsafe`.
+    pub(crate) fn as_ptr<const I: usize>(&self) -> *mut u64 {
+        const { assert!(I < N) };
+        // SAFETY: Counter `I` of the allocation (invariant): in bounds.
+        unsafe { self.0.as_ptr().add(I) }
+    }
+
     /// The sum of counter `I` over every possible CPU (a racy read, as
     /// the core's per-CPU statistics: each copy is read whole).
     pub(crate) fn sum<const I: usize>(&self) -> u64 {

@@ -16,6 +16,7 @@
 //! debugfs `helpers_oracle` shows its report; the Debian suites read it.
 
 use crate::bindings;
+use crate::sys::PerCpuCounters;
 use core::ffi::c_int;
 use core::fmt::{self, Write};
 
@@ -153,41 +154,15 @@ pub(crate) fn compare(t: &mut impl Write) -> fmt::Result {
         row(t, "dev_put", d[3], d[1])?;
     }
 
-    // SAFETY: A per-CPU u64, freed below; __alloc_percpu() zeroes it.
-    let p = unsafe { bindings::__alloc_percpu(8, 8) }.cast::<u64>();
-    if p.is_null() {
+    // The inlined copy is PerCpuCounters::inc(); GCC's gets its counter.
+    let Ok(c) = PerCpuCounters::<1>::new() else {
         return writeln!(t, "this_cpu_inc_u64 no memory DIFF");
-    }
-    let sum = || {
-        let mut s = 0u64;
-        // SAFETY: `cpumask_next()` over the possible mask gives each possible
-        // CPU once, then nr_cpu_ids; `per_cpu_ptr(p, cpu)` of a possible CPU
-        // is that CPU's copy of the live allocation `p`.
-        unsafe {
-            let mut cpu = bindings::cpumask_next(-1, bindings::cpu_possible_mask()) as c_int;
-            while (cpu as u32) < bindings::nr_cpu_ids {
-                s += core::ptr::read_volatile(bindings::per_cpu_ptr(p.cast(), cpu).cast::<u64>());
-                cpu = bindings::cpumask_next(cpu, bindings::cpu_possible_mask()) as c_int;
-            }
-        }
-        s as i64
     };
-    // SAFETY: `p` is a live per-CPU u64; preemption is off around each
-    // increment as this_cpu_inc() on a u64 (not irq-safe) wants.
-    let i = unsafe {
-        rtun_oracle_preempt_disable();
-        bindings::this_cpu_inc_u64(p);
-        rtun_oracle_preempt_enable();
-        sum()
-    };
-    // SAFETY: as above.
-    let g = unsafe {
-        rtun_oracle_preempt_disable();
-        rtun_oracle_this_cpu_inc_u64(p);
-        rtun_oracle_preempt_enable();
-        sum() - i
-    };
-    // SAFETY: `p` came from __alloc_percpu() above and is not used again.
-    unsafe { bindings::free_percpu(p.cast()) };
+    c.inc::<0>();
+    let i = c.sum::<0>() as i64;
+    // SAFETY: Counter 0 of the live allocation `c`, written by a
+    // this_cpu operation (preemption-safe) as PerCpuCounters' own are.
+    unsafe { rtun_oracle_this_cpu_inc_u64(c.as_ptr::<0>()) };
+    let g = c.sum::<0>() as i64 - i;
     row(t, "this_cpu_inc_u64", i, g)
 }
