@@ -22,15 +22,15 @@ C semantics would change and code generation choices would not:
   entries reference (static keys, static call keys).
 
 Hardening and instrumentation that Rust code has no equivalent of either
-are allowlisted (--allow): ftrace's __fentry__, return/indirect-branch
+are allowlisted (ALLOW_SYMS, ALLOW_GS): ftrace's __fentry__, return/indirect-branch
 thunks, the stack protector (__stack_chk_fail, %gs:__ref_stack_chk_guard)
 and UBSAN's handlers. Such differences are reported ("hardening") but do
 not fail. So is the rename the clang view of the config implies:
 const_current_task (USE_X86_SEG_SUPPORT) reads as current_task.
 
 Prints a table; exits 1 naming every helper that differs (or on an object
-level difference), 0 otherwise. --pass-list prints the helpers that pass,
-one a line (the ones that may be inlined); --fail-list those that do not.
+level difference), 0 otherwise. --fail-out FILE also writes the helpers
+that differ, one a line (Kbuild keeps them out of line), or ALL.
 Needs llvm-objdump and llvm-readelf (LLVM_SUFFIX, default -19).
 """
 
@@ -288,10 +288,6 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("gcc_o")
     ap.add_argument("clang_o")
-    ap.add_argument("--pass-list", action="store_true",
-                    help="print the helpers that pass, one a line, only")
-    ap.add_argument("--fail-list", action="store_true",
-                    help="print the helpers that differ, one a line, only")
     ap.add_argument("--fail-out", metavar="FILE",
                     help="also write the helpers that differ to FILE, one "
                     "a line, or ALL when the objects as a whole differ")
@@ -358,11 +354,6 @@ def main():
     if a.fail_out:
         with open(a.fail_out, "w") as f:
             f.write("ALL\n" if objdiff else "".join(h + "\n" for h in fails))
-    if a.pass_list or a.fail_list:
-        for h in (passes if a.pass_list else fails):
-            print(h)
-        return 1 if (fails or objdiff) else 0
-
     w = max([len(r[0]) for r in rows] + [6])
     print(f"{'helper':<{w}}  {'verdict':<9}  semantic differences "
           "(gcc -, clang +) | allowlisted")
