@@ -481,8 +481,10 @@ fn tun_get_user(
     }
     skb.reset_network_probe_transport();
 
-    // Flow hashes are only worth it with several queues.
-    let rxhash = if tun.numqueues() > 1 && !tfile.detached.is_set() {
+    // Flow hashes are only worth it with several queues, and a steering
+    // program picks the queues without them.
+    let rxhash = if tun.numqueues() > 1 && !tun.steering_prog.is_some() && !tfile.detached.is_set()
+    {
         skb.hash_symmetric()
     } else {
         0

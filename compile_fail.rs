@@ -15,14 +15,16 @@
 //! file `open` sees does not outlive the call, a
 //! device unpublished from an `RcuDev` is not used after, only `ndo_uninit`
 //! unpublishes without a grace period, a timer's owner stays whole
-//! while the timer may fire, and the driver above `sys/` has no `unsafe`.
+//! while the timer may fire, an eBPF program read from its slot runs only
+//! inside the RCU section that found it and only on an skb lent
+//! exclusively, and the driver above `sys/` has no `unsafe`.
 
 #![allow(dead_code, unused_variables, unused_imports)]
 
 use crate::sys::tun::{BatchOffer, BatchVerdict, RecvMsg};
 use crate::sys::{
     DebugfsDevFileOps, DebugfsFileVTable, File, MiscDevice, NetDevice, NetNs, RcuArc, RcuDev, Rtnl,
-    RtnlLocked, TextBuf, Timed, TimerCallback,
+    RtnlLocked, SkBuff, SkFilterProg, TextBuf, Timed, TimerCallback,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
@@ -234,4 +236,22 @@ fn driver_unsafe_impl() {
     struct DriverShared(*mut u32);
     // SAFETY: None: this must not compile.
     unsafe impl Send for DriverShared {}
+}
+
+/// E0505: a program found under an RCU read section runs after the
+/// section ended (a replacement's grace period may have freed it).
+#[cfg(rtun_compile_fail = "bpf_prog_outlives_rcu")]
+fn bpf_prog_outlives_rcu(slot: &RcuArc<SkFilterProg>, skb: &mut SkBuff) -> u32 {
+    let rcu = crate::sys::rcu::read_lock();
+    let prog = slot.get(&rcu);
+    drop(rcu);
+    let again = crate::sys::rcu::read_lock();
+    prog.map_or(0, |p| p.run(skb, &again))
+}
+
+/// E0308: a program runs on a shared skb (it may clear the control buffer).
+#[cfg(rtun_compile_fail = "bpf_prog_on_shared_skb")]
+fn bpf_prog_on_shared_skb(prog: &SkFilterProg, skb: &SkBuff) -> u32 {
+    let rcu = crate::sys::rcu::read_lock();
+    prog.run(skb, &rcu)
 }

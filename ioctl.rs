@@ -9,7 +9,7 @@ use crate::kver;
 use crate::sys::compat::user_slice;
 use crate::sys::errno::EBADFD;
 use crate::sys::tun::SockFprog;
-use crate::sys::{self, IoctlAbi, NetDevice, Rtnl};
+use crate::sys::{self, IoctlAbi, NetDevice, RcuArc, Rtnl, SkFilterProg};
 use crate::txfilter::{FilterUpdate, ETH_ALEN};
 use crate::{
     bindings, DevKind, Tun, TunDev, TunFile, IFF_DETACH_QUEUE, IFF_NOFILTER, IFF_NO_CARRIER,
@@ -19,7 +19,7 @@ use core::ffi::{c_int, c_uint};
 use core::sync::atomic::Ordering;
 use kernel::ioctl;
 use kernel::prelude::*;
-use kernel::sync::ArcBorrow;
+use kernel::sync::{Arc, ArcBorrow};
 
 /// The tun ioctls, same numbers as `include/uapi/linux/if_tun.h`.
 const fn iow<T>(nr: u32) -> u32 {
@@ -52,6 +52,8 @@ const TUNSETVNETLE: u32 = iow::<c_int>(220);
 const TUNGETVNETLE: u32 = ior::<c_int>(221);
 const TUNSETVNETBE: u32 = iow::<c_int>(222);
 const TUNGETVNETBE: u32 = ior::<c_int>(223);
+const TUNSETSTEERINGEBPF: u32 = ior::<c_int>(224);
+const TUNSETFILTEREBPF: u32 = ior::<c_int>(225);
 const TUNSETCARRIER: u32 = iow::<c_int>(226);
 const TUNGETDEVNETNS: u32 = ioctl::_IO(b'T' as u32, 227);
 const SIOCGIFHWADDR: u32 = bindings::SIOCGIFHWADDR;
@@ -166,6 +168,25 @@ fn tun_detach_filter(tun: &Tun, n: usize, rtnl: &Rtnl<'_>) {
         }
     }
     tun.filter_attached.store(false, Ordering::Relaxed);
+}
+
+/// `tun_set_ebpf()`: the socket-filter program whose descriptor `arg`
+/// points to replaces `slot`'s (-1 detaches); the old one is released
+/// once no reader can see it.
+///
+/// Deliberate differences: tun.c frees the old program with `call_rcu()`;
+/// here the ioctl waits for the grace period (`synchronize_net()`,
+/// expedited under rtnl), as a queue's detach does in both. And where
+/// tun.c's allocation of its `tun_prog` fails it keeps the program's
+/// reference (a leak); here the reference is put back.
+fn tun_set_ebpf(slot: &RcuArc<SkFilterProg>, arg: usize, rtnl: &mut Rtnl<'_>) -> Result<isize> {
+    let fd = get_int(arg)?;
+    let prog = match fd {
+        -1 => None,
+        fd => Some(Arc::new(SkFilterProg::from_fd(fd)?, GFP_KERNEL)?),
+    };
+    drop(slot.replace(prog, rtnl));
+    Ok(0)
 }
 
 /// `tun_set_sndbuf()`: every attached file gets the device's send buffer.
@@ -427,6 +448,8 @@ pub(crate) fn tun_chr_ioctl(
                 tun_net_change_carrier(dev, carrier != 0).map(|()| 0)
             }
             TUNGETDEVNETNS => return dev.open_netns(rtnl),
+            TUNSETSTEERINGEBPF => tun_set_ebpf(&tun.steering_prog, arg, rtnl),
+            TUNSETFILTEREBPF => tun_set_ebpf(&tun.filter_prog, arg, rtnl),
             _ => Err(EINVAL),
         };
         if do_notify {

@@ -7,10 +7,10 @@
 //!
 //! - the core, for any net driver: net devices and their ops tables, rtnl
 //!   link ops, ethtool, the netdevice notifier, `sk_buff`s and their
-//!   queues and rings, NAPI contexts, locks, RCU, rtnl, wait queues and
-//!   timers, misc character devices, debugfs, sysfs attributes, per-CPU
-//!   counters, credentials and module parameters (one file or directory
-//!   per concept). rust_dummy is built on the core alone;
+//!   queues and rings, eBPF socket-filter programs, NAPI contexts, locks,
+//!   RCU, rtnl, wait queues and timers, misc character devices, debugfs,
+//!   sysfs attributes, per-CPU counters, credentials and module parameters
+//!   (one file or directory per concept). rust_dummy is built on the core alone;
 //! - [`tun`]: what is shaped by tun's ABI (the socket that stands for a
 //!   file, vhost-net's `proto_ops` and exports, `IFF_NAPI_FRAGS`, the tun
 //!   LSM hooks, the vnet header, the RFS record step), built into
@@ -93,6 +93,7 @@ unsafe impl ZeroIsValid for bindings::proto_ops {}
 
 #[cfg(rtun_driver = "tun")]
 pub(crate) mod bench;
+mod bpf;
 mod chrdev;
 pub(crate) mod compat;
 mod cred;
@@ -115,6 +116,7 @@ pub(crate) mod tun;
 // What the drivers use, by module (no glob re-exports: each item's home
 // is one `use` away; the tun part's and the benchmark's are under
 // `sys::tun` and `sys::bench`).
+pub(crate) use bpf::SkFilterProg;
 #[cfg(CONFIG_COMPAT)]
 pub(crate) use chrdev::COMPAT_IFREQ_LEN;
 pub(crate) use chrdev::{

@@ -75,7 +75,7 @@ use sys::tun::{Proto, Sock, SockFprog, TunSecurity};
 use sys::{
     DebugfsFileVTable, DebugfsRoot, DevDebugfs, Features, FileVTable, LinkKsettings, MiscDevice,
     MiscDeviceOptions, NetDevice, NetDeviceNotifierVTable, NetDeviceVTable, NetNs, PerCpuCounters,
-    RcuArc, RcuDev, RtnlLocked, SkbRing, Stats64,
+    RcuArc, RcuDev, RtnlLocked, SkFilterProg, SkbRing, Stats64,
 };
 use txfilter::TxFilter;
 
@@ -285,6 +285,13 @@ pub(crate) struct Tun {
     /// `tun->fprog`: the classic BPF program of `TUNATTACHFILTER`, which
     /// each attached file's socket runs on transmit.
     fprog: RtnlLocked<SockFprog>,
+    /// `tun->steering_prog`: the eBPF program of `TUNSETSTEERINGEBPF`,
+    /// which picks each transmitted packet's queue in place of the flow
+    /// table; RCU for the data path, replaced under rtnl.
+    steering_prog: RcuArc<SkFilterProg>,
+    /// `tun->filter_prog`: the eBPF program of `TUNSETFILTEREBPF`, which
+    /// drops (0) or trims each transmitted packet; as `steering_prog`.
+    filter_prog: RcuArc<SkFilterProg>,
     /// `tun->filter_attached`; rtnl.
     filter_attached: AtomicBool,
     /// `tun->msg_enable` (`TUNSETDEBUG`, ethtool msglvl).
@@ -340,6 +347,8 @@ impl Tun {
             sndbuf: AtomicI32::new(sndbuf),
             txflt: TxFilter::new(),
             fprog: RtnlLocked::new(SockFprog::default()),
+            steering_prog: RcuArc::null(),
+            filter_prog: RcuArc::null(),
             filter_attached: AtomicBool::new(false),
             msg_enable: AtomicU32::new(0),
             vnet_hdr_sz: AtomicI32::new(VNET_HDR_SZ_MIN),

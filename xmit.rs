@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The net device ops (tun.c's `tun_netdev_ops`/`tap_netdev_ops`): transmit
-//! (`tun_net_xmit`, `tun_automq_xmit`), queue selection
-//! (`tun_select_queue`), open/close, statistics, `ndo_init` and
+//! (`tun_net_xmit`, `tun_automq_xmit`, `run_ebpf_filter`), queue selection
+//! (`tun_select_queue`, `tun_ebpf_select_queue`), open/close, statistics, `ndo_init` and
 //! `ndo_uninit`.
 
 use crate::flow_logic::reciprocal_scale;
@@ -11,7 +11,7 @@ use crate::kver;
 use crate::sys::tun::{FasyncBand, TunSecurity};
 use crate::sys::{
     poll, rcu, smp_mb__after_atomic, BhOff, DropReason, InUninit, NetDeviceOps, Rtnl, SkBuff,
-    Stats64, TxResult,
+    SkFilterProg, Stats64, TxResult,
 };
 use crate::txfilter::ETH_ALEN;
 use crate::{ioctl, queue, rps, Tun, TunDev, TunFile};
@@ -57,7 +57,7 @@ impl<const UNGUARDED: bool> NetDeviceOps for TunNetDev<UNGUARDED> {
         tun_net_xmit::<UNGUARDED>(skb, dev, bh)
     }
 
-    fn select_queue(dev: &TunDev, skb: &SkBuff) -> u16 {
+    fn select_queue(dev: &TunDev, skb: &mut SkBuff) -> u16 {
         tun_select_queue(dev, skb)
     }
 
@@ -100,15 +100,42 @@ fn tun_net_close(dev: &TunDev, rtnl: &Rtnl<'_>) {
     dev.tx_stop_all_queues();
 }
 
-/// `tun_automq_select_queue()` (`ndo_select_queue`, multi-queue only: the
-/// core skips it with one queue): the flow's queue on a flow-table hit
-/// (saving the hash for RFS), else `reciprocal_scale(hash, numqueues)`.
-fn tun_select_queue(dev: &TunDev, skb: &SkBuff) -> u16 {
+/// `tun_select_queue()` (`ndo_select_queue`, multi-queue only: the core
+/// skips it with one queue): the steering program's queue if one is
+/// attached, else the flow table's.
+fn tun_select_queue(dev: &TunDev, skb: &mut SkBuff) -> u16 {
     let tun = dev.priv_();
     let rcu = rcu::read_lock();
+    match tun.steering_prog.get(&rcu) {
+        Some(prog) => tun_ebpf_select_queue(tun, prog, skb, &rcu),
+        None => tun_automq_select_queue(tun, skb, &rcu),
+    }
+}
+
+/// `tun_ebpf_select_queue()`: the program's value modulo the number of
+/// queues -- cut to 16 bits first, as tun.c's `u16 ret` cuts it -- or 0
+/// without queues.
+fn tun_ebpf_select_queue(
+    tun: &Tun,
+    prog: &SkFilterProg,
+    skb: &mut SkBuff,
+    rcu: &rcu::Guard,
+) -> u16 {
+    let numqueues = tun.numqueues();
+    if numqueues == 0 {
+        return 0;
+    }
+    let ret = prog.run(skb, rcu) as u16;
+    (u32::from(ret) % numqueues) as u16
+}
+
+/// `tun_automq_select_queue()`: the flow's queue on a flow-table hit
+/// (saving the hash for RFS), else `reciprocal_scale(hash, numqueues)`.
+#[inline(always)]
+fn tun_automq_select_queue(tun: &Tun, skb: &SkBuff, rcu: &rcu::Guard) -> u16 {
     let numqueues = tun.numqueues();
     let txq = skb.hash_symmetric();
-    match tun.flows.find(txq, &rcu) {
+    match tun.flows.find(txq, rcu) {
         Some(e) => {
             FlowTable::save_rps_rxhash(e, txq);
             e.queue_index.load(Ordering::Relaxed)
@@ -119,16 +146,18 @@ fn tun_select_queue(dev: &TunDev, skb: &SkBuff) -> u16 {
 
 /// `tun_automq_xmit()`: with one queue, `ndo_select_queue` did not run, so
 /// save the flow's RPS hash here -- only while RPS is in use (`rps_needed`),
-/// unless the device is unguarded.
+/// unless the device is unguarded -- and only without a steering program
+/// (tun.c's `tun_net_xmit()` skips the step while one is attached).
 ///
-/// Deliberate difference: the static key is tested before `numqueues`, so
-/// with RPS off the whole step is one NOP (tun.c loads `numqueues` first).
+/// Deliberate difference: the static key is tested before `numqueues` and
+/// the steering program, so with RPS off the whole step is one NOP (tun.c
+/// loads `steering_prog` and `numqueues` first).
 #[inline(always)]
 fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &rcu::Guard) {
     let wanted = if UNGUARDED {
-        tun.numqueues() == 1
+        tun.numqueues() == 1 && !tun.steering_prog.is_some()
     } else {
-        rps::rps_needed() && tun.numqueues() == 1
+        rps::rps_needed() && tun.numqueues() == 1 && !tun.steering_prog.is_some()
     };
     if wanted {
         let rxhash = skb.hash_symmetric();
@@ -171,6 +200,18 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
             Ok(skb) => skb,
             Err((skb, reason)) => return tun_net_xmit_drop(dev, skb, reason),
         };
+    }
+
+    // The device's eBPF filter (`TUNSETFILTEREBPF`, `run_ebpf_filter()`):
+    // its value is the length to keep, 0 drops.
+    if let Some(prog) = tun.filter_prog.get(&rcu) {
+        let len = prog.run(&mut skb, &rcu);
+        if len == 0 {
+            return tun_net_xmit_drop(dev, skb, DropReason::TAP_FILTER);
+        }
+        if skb.trim(len).is_err() {
+            return tun_net_xmit_drop(dev, skb, DropReason::NOMEM);
+        }
     }
 
     if skb.orphan_frags_rx().is_err() {

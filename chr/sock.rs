@@ -178,7 +178,7 @@ fn tun_xdp_one(
     if u32::from(queue_index) < numqueues {
         skb.record_rx_queue(queue_index);
     }
-    let rxhash = if numqueues > 1 && !tfile.detached.is_set() {
+    let rxhash = if numqueues > 1 && !tun.steering_prog.is_some() && !tfile.detached.is_set() {
         skb.hash_symmetric()
     } else {
         0

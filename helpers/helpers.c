@@ -40,6 +40,7 @@
 
 #include "barrier.c"
 #include "bitops.c"
+#include "bpf.c"
 #include "bottom_half.c"
 #include "cred.c"
 #include "debugfs.c"

@@ -190,3 +190,8 @@ __rtun_helper int rtun_helper_tun_xdp_buflen(const struct xdp_buff *xdp)
 	return ((struct tun_xdp_hdr *)xdp->data_hard_start)->buflen;
 #endif
 }
+
+__rtun_helper int rtun_helper_pskb_trim(struct sk_buff *skb, unsigned int len)
+{
+	return pskb_trim(skb, len);
+}

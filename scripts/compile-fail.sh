@@ -42,6 +42,8 @@ cases=(
 	"timer_state_needs_sync:E0277"
 	"file_escapes_open:E0621|lifetime may not live long enough|borrowed data escapes"
 	"file_copied_out:E0507"
+	"bpf_prog_outlives_rcu:E0505"
+	"bpf_prog_on_shared_skb:E0308"
 	"driver_unsafe_block:usage of an .unsafe. block"
 	"driver_unsafe_impl:implementation of an .unsafe. trait"
 	# In sys/static_key.rs (the jump-label site's key is typed).

@@ -184,6 +184,10 @@ impl DropReason {
     /// Copying from (or orphaning the pages of) user memory failed.
     pub(crate) const SKB_UCOPY_FAULT: Self =
         Self(bindings::skb_drop_reason_SKB_DROP_REASON_SKB_UCOPY_FAULT);
+    /// The device's eBPF filter (`TUNSETFILTEREBPF`) returned 0.
+    pub(crate) const TAP_FILTER: Self = Self(bindings::skb_drop_reason_SKB_DROP_REASON_TAP_FILTER);
+    /// No memory to trim the packet to the length a filter returned.
+    pub(crate) const NOMEM: Self = Self(bindings::skb_drop_reason_SKB_DROP_REASON_NOMEM);
     /// The link-layer header could not be pulled into the linear part.
     pub(crate) const HDR_TRUNC: Self = Self(bindings::skb_drop_reason_SKB_DROP_REASON_HDR_TRUNC);
 
@@ -408,6 +412,19 @@ impl SkBuff {
         // SAFETY: An skb we own; the gfp of `ndo_start_xmit` context.
         let err =
             unsafe { bindings::skb_orphan_frags_rx(self.as_ptr(), bindings::RTUN_GFP_ATOMIC) };
+        if err == 0 {
+            Ok(())
+        } else {
+            Err(ENOMEM)
+        }
+    }
+
+    /// `pskb_trim()`: the packet cut to `len` bytes (nothing happens if it
+    /// is not longer); `ENOMEM` if a shared or paged packet could not be
+    /// made private to cut it (the caller drops).
+    pub(crate) fn trim(&mut self, len: u32) -> Result {
+        // SAFETY: An skb we own; the trim allocates with GFP_ATOMIC only.
+        let err = unsafe { bindings::pskb_trim(self.as_ptr(), len) };
         if err == 0 {
             Ok(())
         } else {

@@ -88,7 +88,7 @@ pub(crate) trait NetDeviceOps: 'static {
     fn start_xmit(skb: SkBuff, dev: &NetDevice<Self::Priv>, bh: &BhOff) -> TxResult;
 
     /// `ndo_select_queue`.
-    fn select_queue(_dev: &NetDevice<Self::Priv>, _skb: &SkBuff) -> u16 {
+    fn select_queue(_dev: &NetDevice<Self::Priv>, _skb: &mut SkBuff) -> u16 {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -291,15 +291,16 @@ impl<T: NetDeviceOps> Adapter<T> {
         skb: *mut bindings::sk_buff,
         _sb_dev: *mut bindings::net_device,
     ) -> u16 {
-        // SAFETY: We only borrow the skb: it is not ours to free, so it is
-        // wrapped without ownership.
-        let (dev, skb) = unsafe {
+        // SAFETY: We only borrow the skb, lent to us alone for the call
+        // (a program run on it may write its control buffer): it is not
+        // ours to free, so it is wrapped without ownership.
+        let (dev, mut skb) = unsafe {
             (
                 NetDevice::from_raw(dev),
                 core::mem::ManuallyDrop::new(SkBuff::from_raw(skb)),
             )
         };
-        T::select_queue(dev, &skb)
+        T::select_queue(dev, &mut skb)
     }
 
     /// # Safety

@@ -130,6 +130,13 @@ impl<T> RcuArc<T> {
         ptr::eq(self.ptr.load(Ordering::Relaxed).cast_const(), obj)
     }
 
+    /// `rcu_access_pointer(slot) != NULL`: whether the slot holds an
+    /// object now (no dereference, so no read-side section is needed).
+    #[inline(always)]
+    pub(crate) fn is_some(&self) -> bool {
+        !self.ptr.load(Ordering::Relaxed).is_null()
+    }
+
     /// `rtnl_dereference()`: the object, while the borrowed token holds rtnl.
     pub(crate) fn get_rtnl<'a>(&'a self, _rtnl: &'a Rtnl<'_>) -> Option<&'a T> {
         let p = self.ptr.load(Ordering::Acquire);
