@@ -15,6 +15,7 @@ use crate::nl::{ifindex, Nl};
 
 pub mod args;
 pub mod drops;
+pub mod ebpf;
 pub mod filter;
 pub mod sndbuf;
 

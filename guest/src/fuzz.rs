@@ -25,7 +25,7 @@ use crate::harness::{ifreq_ioctl, set_up};
 use crate::stress::Rng;
 use crate::tun::*;
 use std::fs::File;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -177,6 +177,46 @@ pub fn t_guards_rfs(n: Node) -> TestResult {
     Ok(())
 }
 
+/// A steering program (`TUNSETSTEERINGEBPF`) takes the queue choice from
+/// the flow table: while one is attached, the single-queue device's
+/// transmit path computes no RPS hash and the multi-queue device's writes
+/// record no flow, with both keys on (guarded) and with both off
+/// (unguarded), as tun.c skips both steps; detached, both come back.
+pub fn t_guards_ebpf_steering(n: Node) -> TestResult {
+    keys_off()?;
+    for unguarded in [false, true] {
+        write_file(UNGUARDED_PARAM, if unguarded { "1" } else { "0" })?;
+        let rig = GuardRig::new(n.path);
+        write_file(UNGUARDED_PARAM, "0")?;
+        let rig = rig?;
+        if !unguarded {
+            write_file(RPS_SOCK_FLOW_ENTRIES, "32768")?;
+        }
+        let r = (|| {
+            let mode = if unguarded { "unguarded, keys off" } else { "guarded, keys on" };
+            let (h0, r0) = rig.round()?;
+            check!(h0 >= 10 && r0 == 10, "{mode}: rps_hashes {h0}, rfs_records {r0}");
+            let p = crate::bpf::socket_filter(&crate::bpf::ret(1))?;
+            let set = |fd: RawFd, prog: i32| {
+                let mut v = prog;
+                ioctl_ptr(fd, TUNSETSTEERINGEBPF, &mut v).map_err(|e| format!("TUNSETSTEERINGEBPF {prog}: errno {e}"))
+            };
+            set(rig.sq.fd(), p.as_raw_fd())?;
+            set(rig.mq[0].fd(), p.as_raw_fd())?;
+            let (h1, r1) = rig.round()?;
+            check!((h1, r1) == (h0, r0), "{mode}, steering program: counters moved from ({h0}, {r0}) to ({h1}, {r1})");
+            set(rig.sq.fd(), -1)?;
+            set(rig.mq[0].fd(), -1)?;
+            let (h2, r2) = rig.round()?;
+            check!(h2 >= h1 + 10 && r2 == r1 + 10, "{mode}, detached: ({h1}, {r1}) to ({h2}, {r2})");
+            Ok(())
+        })();
+        keys_off()?;
+        r?;
+    }
+    Ok(())
+}
+
 pub fn t_guards_rps_cpus(n: Node) -> TestResult {
     keys_off()?;
     let rig = GuardRig::new(n.path)?;

@@ -8,6 +8,7 @@
 //! It runs as PID 1's child in the test initramfs, as root, with busybox for
 //! `insmod`, `rmmod`, `ip` and `ping`.
 
+mod bpf;
 mod pkt;
 mod stress;
 mod tun;

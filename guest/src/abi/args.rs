@@ -449,17 +449,14 @@ pub fn t_ioctl_args(n: Node) -> TestResult {
     tb.row("TAP: TUNGETVNETBE bad pointer", move || bad(a, TUNGETVNETBE), einval);
     tb.row("TAP: TUNSETVNETBE bad pointer", move || bad(a, TUNSETVNETBE), E(libc::EINVAL));
 
-    // eBPF programs by fd: -1 detaches; anything else must be a program.
-    // Deliberate difference: rust_tun implements neither ioctl, every
-    // call is EINVAL (rust_tun.rst, "Not implemented").
-    let no_ebpf = n.module == "rust_tun";
+    // eBPF programs by fd: -1 detaches; anything else must be a program
+    // (abi/ebpf.rs attaches real ones).
     for (cmd, what) in [(TUNSETSTEERINGEBPF, "TUNSETSTEERINGEBPF"), (TUNSETFILTEREBPF, "TUNSETFILTEREBPF")] {
-        let tun_c = |w: Want| if no_ebpf { einval } else { w };
-        tb.row(format!("TAP: {what} -1"), move || int(a, cmd, -1), tun_c(Ret(0)));
-        tb.row(format!("TAP: {what} bad pointer"), move || bad(a, cmd), tun_c(efault));
-        tb.row(format!("TAP: {what} the tun fd"), move || int(a, cmd, a), tun_c(E(not_a_prog(false))));
-        tb.row(format!("TAP: {what} -2"), move || int(a, cmd, -2), tun_c(E(not_a_prog(true))));
-        tb.row(format!("TAP: {what} INT_MAX"), move || int(a, cmd, i32::MAX), tun_c(E(not_a_prog(true))));
+        tb.row(format!("TAP: {what} -1"), move || int(a, cmd, -1), Ret(0));
+        tb.row(format!("TAP: {what} bad pointer"), move || bad(a, cmd), efault);
+        tb.row(format!("TAP: {what} the tun fd"), move || int(a, cmd, a), E(not_a_prog(false)));
+        tb.row(format!("TAP: {what} -2"), move || int(a, cmd, -2), E(not_a_prog(true)));
+        tb.row(format!("TAP: {what} INT_MAX"), move || int(a, cmd, i32::MAX), E(not_a_prog(true)));
     }
 
     // The socket-ioctl numbers tun does not serve, and unknown ones.

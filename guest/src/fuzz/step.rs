@@ -429,9 +429,17 @@ pub fn ioctl_step(w: &Mutex<World>, snap: &Option<Queue>, rng: &mut Rng) -> (Str
                 (format!("TUNSETIFINDEX {int}"), ioctl_ptr(fd, TUNSETIFINDEX, &mut int).map(i64::from), false)
             }
             _ => {
-                int = -1;
-                let cmd = if rng.below(2) == 0 { TUNSETSTEERINGEBPF } else { TUNSETFILTEREBPF };
-                ("TUNSET*EBPF -1".into(), ioctl_ptr(fd, cmd, &mut int).map(i64::from), true)
+                // A program of `ebpf_progs()`, a detach, or a descriptor
+                // that is no program (the tun fd itself, -2).
+                let progs = ebpf_progs();
+                let (what, cmd) = if rng.below(2) == 0 { ("STEERING", TUNSETSTEERINGEBPF) } else { ("FILTER", TUNSETFILTEREBPF) };
+                let pick = rng.below(progs.len() as u64 + 3) as usize;
+                let (arg, name) = match progs.get(pick) {
+                    Some((p, name)) => (p.as_raw_fd(), *name),
+                    None => [(-1, "-1"), (fd, "the tun fd"), (-2, "-2")][pick - progs.len()],
+                };
+                int = arg;
+                (format!("TUNSET{what}EBPF {name}"), ioctl_ptr(fd, cmd, &mut int).map(i64::from), false)
             }
         },
         _ => {
@@ -441,4 +449,22 @@ pub fn ioctl_step(w: &Mutex<World>, snap: &Option<Queue>, rng: &mut Rng) -> (Str
         }
     };
     (format!("{desc} on {}", d.suffix), r, gap)
+}
+
+/// The socket-filter programs the fuzzer attaches (loaded once, never
+/// closed): as steering programs, each picks a queue (the value modulo
+/// the queue count); as filters, each drops, cuts or keeps.
+fn ebpf_progs() -> &'static [(OwnedFd, &'static str)] {
+    static PROGS: std::sync::OnceLock<Vec<(OwnedFd, &'static str)>> = std::sync::OnceLock::new();
+    PROGS.get_or_init(|| {
+        let progs: [(Vec<crate::bpf::Insn>, &str); 5] = [
+            (crate::bpf::ret(0), "ret 0"),
+            (crate::bpf::ret(1), "ret 1"),
+            (crate::bpf::ret(40), "ret 40"),
+            (crate::bpf::ret(u32::MAX), "ret -1"),
+            (crate::bpf::byte_plus(14, 0), "byte 14"),
+        ];
+        // Without bpf(2) (or as a user it refuses) there are none.
+        progs.into_iter().filter_map(|(insns, name)| Some((crate::bpf::socket_filter(&insns).ok()?, name))).collect()
+    })
 }
