@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn the guests' BENCH lines into rust-tun's benchmark tables.
 
-usage: bench-report.py OUTDIR XMIT_LOG WRITE_LOG MICRO_LOG MEM_LOG GSO_LOG KERNEL [VHOST_LOG]
+usage: bench-report.py OUTDIR XMIT_LOG WRITE_LOG MICRO_LOG MEM_LOG GSO_LOG KERNEL [VHOST_LOG [STEER_LOG]]
 
 KERNEL is the kernel the guests ran (6.12, 7.3, or 7.3-debian: Debian's
 own 7.3.4+deb13-amd64): the tables say what C tun of that tree guards,
 which differs.
 
-Writes OUTDIR/{xmit,write,micro,mem,gso,vhost}.json, OUTDIR/results.md and
+Writes OUTDIR/{xmit,write,micro,mem,gso,vhost,steer}.json (vhost and steer
+when their logs are given: earlier runs had neither), OUTDIR/results.md and
 OUTDIR/chart.svg, and prints results.md. Under QEMU -icount shift=0 one
 guest nanosecond is one guest instruction (both vCPUs together), so
 instructions per packet = 1e9 / pps.
@@ -53,6 +54,7 @@ def verdict(ok):
 def main():
     outdir, xlog, wlog, mlog, memlog, glog, kernel = sys.argv[1:8]
     vlog = sys.argv[8] if len(sys.argv) > 8 else None
+    slog = sys.argv[9] if len(sys.argv) > 9 else None
     os.makedirs(outdir, exist_ok=True)
     xmit = bench_lines(xlog, "xmit")
     write = bench_lines(wlog, "write")
@@ -62,6 +64,9 @@ def main():
     vhost = bench_lines(vlog, "vhost") if vlog else []
     if vlog and not vhost:
         sys.exit("bench-report: no BENCH vhost lines in %s" % vlog)
+    steer = bench_lines(slog, "steer") if slog else []
+    if slog and not steer:
+        sys.exit("bench-report: no BENCH steer lines in %s" % slog)
     if not (xmit and write and micro and mem and gso):
         sys.exit("bench-report: missing BENCH lines (xmit %d, write %d, micro %d, mem %d, gso %d)"
                  % (len(xmit), len(write), len(micro), len(mem), len(gso)))
@@ -250,6 +255,37 @@ def main():
         for d in ("tx", "rx"):
             vratios[d] = ratio(vmed[("rust_tun", d)]["pps"], vmed[("tun", d)]["pps"])
 
+    # Table 7.
+    sratios = {}
+    if steer:
+        md += ["", "## Steering eBPF (pktgen queue_xmit, 64-byte UDP, four-queue TAP, readers on CPU 1)", "",
+               "pktgen on CPU 0 sends through `dev_queue_xmit()`, so that each packet's",
+               "queue is picked by the driver's `ndo_select_queue`: prog bpf, by a",
+               "steering program (`TUNSETSTEERINGEBPF`) returning the low byte of the",
+               "UDP source port (pktgen's ports 9-1031 in sequence, so the queues take",
+               "turns); prog none, by the flow table (automq: the flow's hash scaled to",
+               "the queues). One reader thread per queue, all on CPU 1. Each row's",
+               "median over five boots with the xmit table's paddings; the queue",
+               "spread is the frames each queue's reader got in the median boot.", "",
+               "| driver | prog | pps (median) | pps, each boot | instructions/packet | errors | dropped | frames per queue |",
+               "|---|---|---:|---|---:|---:|---:|---|"]
+        srows = {}
+        for r in steer:
+            r["instr_per_packet"] = round(1e9 / r["pps"], 1) if r["pps"] else None
+            srows.setdefault((r["driver"], r["prog"]), []).append(r)
+        smed = {}
+        for key, rs in sorted(srows.items(), key=lambda kv: (kv[0][1], kv[0][0] != "rust_tun")):
+            rs = sorted(rs, key=lambda r: r["round"])
+            med = sorted(rs, key=lambda r: r["pps"])[len(rs) // 2]
+            smed[key] = med
+            md.append("| %s | %s | %d | %s | %.1f | %d | %d | %s |" % (
+                key[0], key[1], med["pps"], " / ".join(str(r["pps"]) for r in rs),
+                med["instr_per_packet"], sum(r["errors"] for r in rs),
+                sum(r.get("dropped", 0) for r in rs), str(med.get("queues", "-")).replace("/", " / ")))
+        for prog in ("bpf", "none"):
+            if ("rust_tun", prog) in smed and ("tun", prog) in smed:
+                sratios[prog] = ratio(smed[("rust_tun", prog)]["pps"], smed[("tun", prog)]["pps"])
+
     def pc(impl, rfs, variant):
         return per_call[(impl, rfs, variant)]["over_floor_per_call"]
 
@@ -292,6 +328,9 @@ def main():
     for d, r in sorted(vratios.items(), reverse=True):
         targets.append(("vhost-net %s: rust_tun / C tun frames per guest-second" % d,
                         "%.4f (need >= 1.000)" % r, r >= 1.0 - 1e-9))
+    for prog, r in sorted(sratios.items()):
+        targets.append(("Steering, prog=%s: rust_tun / C tun pps" % prog,
+                        "%.4f (need >= 1.000)" % r, r >= 1.0 - 1e-9))
     for q in (1, 4):
         r = ratio(mp[("rust_tun", q)], mp[("tun", q)])
         targets.append(("Memory per idle device, %d queue(s): rust_tun / C tun" % q,
@@ -312,6 +351,9 @@ def main():
     if vhost:
         with open(os.path.join(outdir, "vhost.json"), "w") as f:
             json.dump(vhost, f, indent=1)
+    if steer:
+        with open(os.path.join(outdir, "steer.json"), "w") as f:
+            json.dump(steer, f, indent=1)
     with open(os.path.join(outdir, "micro.json"), "w") as f:
         json.dump({"runs": micro,
                    "per_call": {"%s/rfs%d/%s" % k: v for k, v in per_call.items()},

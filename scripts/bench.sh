@@ -5,6 +5,8 @@
 # in QEMU with -icount shift=0,sleep=off (guest time = instructions, so the
 # figures repeat), one boot per table:
 #   1. xmit path: pktgen into a single-queue TAP (rps_needed patch's table)
+#   7. steering: pktgen (queue_xmit) into a four-queue TAP, the queues picked
+#      by a steering eBPF program or by the flow table, in five boots as 1
 #   2. write path: writers over many flows of a 2-queue TUN (rfs_needed's)
 #   3. micro-benchmark: 10M calls of the record step, Rust and C
 #   5. GSO: 64 KB UDP GSO writes and reads with the virtio-net header, both
@@ -13,7 +15,7 @@
 #      boot for both, rounds alternating which goes first: memory does not
 #      depend on time)
 # on each kernel series (7.3 and 6.12, each against its own tun.ko), and
-# writes Documentation/benchmarks/linux-SERIES/{xmit,write,micro,mem,gso}.json,
+# writes Documentation/benchmarks/linux-SERIES/{xmit,write,micro,mem,gso,vhost,steer}.json,
 # results.md and chart.svg, then prints each results.md.
 #
 # usage: scripts/bench.sh [--kernel SERIES] [XMIT_PACKETS] [WRITE_PACKETS]
@@ -68,6 +70,15 @@ for boot in 1 2 3 4 5; do
 		"$RT_TOP/scripts/guest/bench-xmit.sh" "$xmit_count" 1 >/dev/null
 	sed "s/^BENCH xmit \(.*\) round=1 /BENCH xmit \1 round=$boot /" "$logs/xmit-$boot.log" >>"$logs/xmit.log"
 done
+# The steering table likewise: five boots with the same paddings, pktgen
+# (queue_xmit) into a four-queue TAP of each driver (bench-steer.sh).
+for boot in 1 2 3 4 5; do
+	rt_log "table steer, boot $boot"
+	RTUN_PAD_KB=$(((boot - 1) * 397)) \
+		run --icount --timeout 1800 --log "$logs/steer-$boot.log" \
+		"$RT_TOP/scripts/guest/bench-steer.sh" "$xmit_count" 1 >/dev/null
+	sed "s/^BENCH steer \(.*\) round=1 /BENCH steer \1 round=$boot /" "$logs/steer-$boot.log" >>"$logs/steer.log"
+done
 # The GSO table likewise: five boots with the same paddings, both drivers
 # taking turns in each (bench-gso.sh).
 for boot in 1 2 3 4 5; do
@@ -104,7 +115,7 @@ run --timeout 3600 --log "$logs/mem.log" \
 	"$RT_TOP/scripts/guest/bench-mem.sh" >/dev/null
 python3 "$RT_TOP/scripts/bench-report.py" "$RT_TOP/Documentation/benchmarks/linux-$series" \
 	"$logs/xmit.log" "$logs/write.log" "$logs/micro.log" "$logs/mem.log" "$logs/gso.log" "$series" \
-	"$logs/vhost.log"
+	"$logs/vhost.log" "$logs/steer.log"
 }
 for series in "${series_list[@]}"; do
 	rt_log "benchmarks on Linux $series"

@@ -1,6 +1,7 @@
 //! Subcommands the host scripts run in the guest besides `rtun test`: the
 //! write benchmark, idle devices for the memory benchmark, the
-//! unprivileged attach of the permission tests, a TAP drain for pktgen.
+//! unprivileged attach of the permission tests, TAP drains for pktgen (one
+//! queue; several, steered).
 
 use super::*;
 
@@ -99,4 +100,86 @@ pub fn tap_drain(node: &str, name: &str) -> i32 {
             }
         }
     }
+}
+
+/// The low byte of an untagged IPv4/UDP frame's source port: 14 bytes of
+/// Ethernet header, 20 of IPv4 header (no options), then the port, big
+/// endian.
+const UDP_SPORT_LOW_BYTE: i32 = 14 + 20 + 1;
+
+/// `rtun steer-drain NODE NAME QUEUES PROG`: the steering benchmark's
+/// reader (scripts/guest/bench-steer.sh). Creates a multi-queue TAP device
+/// NAME with QUEUES queues on NODE; with PROG `bpf` attaches a steering
+/// program (`TUNSETSTEERINGEBPF`) returning the low byte of the frame's UDP
+/// source port, so that pktgen's sequential source ports take the queues in
+/// turn; with `none` attaches none (the flow table picks, `automq`). Then
+/// brings the device up and reads every queue, one blocking reader thread
+/// each, until SIGTERM or SIGINT, when it prints the frames each queue read
+/// (`STEER queues=N0/N1/...`) and exits.
+pub fn steer_drain(node: &str, name: &str, queues: &str, prog: &str) -> i32 {
+    match steer_drain_run(node, name, queues, prog) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("rtun: steer-drain {name}: {e}");
+            1
+        }
+    }
+}
+
+fn steer_drain_run(node: &str, name: &str, queues: &str, prog: &str) -> Result<(), String> {
+    let n: usize = queues.parse().map_err(|_| format!("QUEUES {queues}: not a number"))?;
+    check!((1..=256).contains(&n), "QUEUES {n}: 1 to 256");
+    check!(prog == "bpf" || prog == "none", "PROG {prog}: bpf or none");
+    let q = mq_open(node, name, IFF_TAP | IFF_NO_PI, n)?;
+    if prog == "bpf" {
+        let p = crate::bpf::socket_filter(&crate::bpf::byte_plus(UDP_SPORT_LOW_BYTE, 0))?;
+        let mut fd = p.as_raw_fd();
+        ioctl_ptr(q[0].fd(), TUNSETSTEERINGEBPF, &mut fd)
+            .map_err(|e| format!("TUNSETSTEERINGEBPF: errno {e} ({})", errname(e)))?;
+        // The device holds the program.
+    }
+    // SIGTERM and SIGINT blocked here, before the readers start (they
+    // inherit the mask), and taken by sigwait below.
+    // SAFETY: A sigset_t of ours, filled by sigemptyset/sigaddset; the
+    // calling thread's own mask.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        let r = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        check!(r == 0, "pthread_sigmask: errno {r}");
+        set
+    };
+    let counts: Arc<Vec<std::sync::atomic::AtomicU64>> = Arc::new((0..n).map(|_| Default::default()).collect());
+    for (i, t) in q.into_iter().enumerate() {
+        let counts = Arc::clone(&counts);
+        thread::spawn(move || {
+            let mut buf = vec![0u8; 65536];
+            loop {
+                match t.read(&mut buf) {
+                    Ok(_) => {
+                        counts[i].fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(libc::EINTR) => {}
+                    Err(e) => {
+                        eprintln!("rtun: steer-drain: queue {i}: read: errno {e}");
+                        std::process::exit(1);
+                    }
+                }
+            }
+        });
+    }
+    sh(&format!("ip link set {name} up"))?;
+    println!("rtun: draining {name} on {node}, {n} queues, steering {prog}");
+    let mut sig = 0;
+    // SAFETY: `set` is initialised, `sig` ours.
+    let r = unsafe { libc::sigwait(&set, &mut sig) };
+    check!(r == 0, "sigwait: errno {r}");
+    let per_queue: Vec<String> = counts.iter().map(|c| c.load(Ordering::Relaxed).to_string()).collect();
+    println!("STEER queues={}", per_queue.join("/"));
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    // The readers are blocked in read(): exit without joining them.
+    std::process::exit(0);
 }

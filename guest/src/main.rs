@@ -4,6 +4,9 @@
 //! - `rtun list [FILTER]`: the names `rtun test` would run, one a line.
 //! - `rtun tap-drain NODE NAME`: create a TAP device on NODE named NAME,
 //!   bring it up and read (drain) it until killed; for pktgen runs.
+//! - `rtun steer-drain NODE NAME QUEUES PROG`: the same with a multi-queue
+//!   TAP of QUEUES queues, steered by an eBPF program (PROG `bpf`) or by the
+//!   flow table (`none`); prints each queue's frame count when killed.
 //!
 //! It runs as PID 1's child in the test initramfs, as root, with busybox for
 //! `insmod`, `rmmod`, `ip` and `ping`.
@@ -110,6 +113,7 @@ fn main() {
         Some("test") => runner::run_tests(args.get(2).map(String::as_str)),
         Some("list") => runner::list_tests(args.get(2).map(String::as_str)),
         Some("tap-drain") if args.len() == 4 => cmds::tap_drain(&args[2], &args[3]),
+        Some("steer-drain") if args.len() == 6 => cmds::steer_drain(&args[2], &args[3], &args[4], &args[5]),
         Some("attach") if args.len() == 4 => cmds::attach(&args[2], &args[3]),
         Some("stress") if args.len() == 5 => report(
             "stress",
@@ -149,6 +153,7 @@ fn main() {
         _ => {
             eprintln!(
                 "usage: rtun test [FILTER] | rtun list [FILTER] | rtun tap-drain NODE NAME | rtun attach NODE NAME\n       \
+                 rtun steer-drain NODE NAME QUEUES bpf|none\n       \
                  rtun bench-write NODE NAME FLOWS PACKETS | rtun bench-vhost NODE tx|rx COUNT\n       \
                  rtun stress NODE SEED SECS\n       \
                  rtun fuzz NODE SEED ITERS PROCS | rtun fuzz-diff SEED ITERS\n       \
