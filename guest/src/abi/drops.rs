@@ -84,6 +84,7 @@ const OPS: &[Op] = &[
     ("write with an unknown vnet gso_type (EINVAL)", &[("NOT_SPECIFIED", 1)]),
     ("transmit to an address TUNSETTXFILTER refuses", &[("TAP_TXFILTER", 1)]),
     ("transmit through a TUNATTACHFILTER returning 0", &[("SOCKET_FILTER", 1)]),
+    ("transmit through a TUNSETFILTEREBPF program returning 0", &[("TAP_FILTER", 1)]),
     ("transmit of 6 frames into a ring of 4", &[("FULL_RING", 2)]),
 ];
 
@@ -133,6 +134,12 @@ fn operations(n: Node, tr: &KfreeSkbTrace) -> Result<Vec<Reasons>, String> {
     attach_prog(t.fd(), &[bpf_ret(0)]).map_err(|e| format!("TUNATTACHFILTER: {e}"))?;
     out.push(tr.during(m, || pk.send(&frame([2, 0, 0, 0, 0, 1])))?);
     ioctl_val(t.fd(), TUNDETACHFILTER, 0).map_err(|e| format!("TUNDETACHFILTER: {e}"))?;
+    let drop_all = crate::bpf::socket_filter(&crate::bpf::ret(0))?;
+    let mut fd = drop_all.as_raw_fd();
+    ioctl_ptr(t.fd(), TUNSETFILTEREBPF, &mut fd).map_err(|e| format!("TUNSETFILTEREBPF: {e}"))?;
+    out.push(tr.during(m, || pk.send(&frame([2, 0, 0, 0, 0, 1])))?);
+    let mut detach = -1;
+    ioctl_ptr(t.fd(), TUNSETFILTEREBPF, &mut detach).map_err(|e| format!("TUNSETFILTEREBPF -1: {e}"))?;
     sh("ip link set rt-dr3 qlen 4")?;
     drain(&t);
     out.push(tr.during(m, || (0..6).try_for_each(|_| pk.send(&frame([2, 0, 0, 0, 0, 1]))))?);
