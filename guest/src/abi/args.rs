@@ -154,9 +154,10 @@ fn attach(fd: RawFd, len: u16, prog: *const SockFilter) -> Result<i32, i32> {
     ioctl_ptr(fd, TUNATTACHFILTER, &mut f)
 }
 
-/// What a BPF program fd that is not one gives: `EINVAL` from
-/// `bpf_prog_get_type()`, or `EOPNOTSUPP` without `CONFIG_BPF_SYSCALL`
-/// (the test kernels), which has no `kernel.unprivileged_bpf_disabled`.
+/// What a BPF program fd that is not one gives: `EBADF` or `EINVAL` from
+/// `bpf_prog_get_type()`, or `EOPNOTSUPP` on a kernel without
+/// `CONFIG_BPF_SYSCALL` (which has no `kernel.unprivileged_bpf_disabled`;
+/// the suite's kernels all have it now; this serves one built without).
 fn not_a_prog(badf: bool) -> i32 {
     if !std::path::Path::new("/proc/sys/kernel/unprivileged_bpf_disabled").exists() {
         libc::EOPNOTSUPP
