@@ -51,6 +51,25 @@ def verdict(ok):
     return "met" if ok else "MISSED"
 
 
+def medians(rows, fields, value, order=None):
+    """The rows grouped by their `fields`: (key, the group's rows by round,
+    the group's row of the median `value`) per group, the groups in the
+    order `order` gives their keys (default: as first seen)."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(tuple(r[f] for f in fields), []).append(r)
+    out = []
+    for key in (sorted(groups, key=order) if order else groups):
+        rs = sorted(groups[key], key=lambda r: r.get("round", 0))
+        out.append((key, rs, sorted(rs, key=lambda r: r[value])[len(rs) // 2]))
+    return out
+
+
+def drivers_last(*fields):
+    """A key order: by the key's other `fields` (indices), rust_tun first."""
+    return lambda key: tuple(key[i] for i in fields) + (key[0] != "rust_tun",)
+
+
 def main():
     outdir, xlog, wlog, mlog, memlog, glog, kernel = sys.argv[1:8]
     vlog = sys.argv[8] if len(sys.argv) > 8 else None
@@ -114,13 +133,9 @@ def main():
            "image's memory layout changes; the padding samples that.", "",
            "| driver | mode | RPS | pps (median) | pps, each boot | instructions/packet | errors | RPS hashes in the run |",
            "|---|---|---|---:|---|---:|---:|---:|"]
-    xrows = {}
-    for r in xmit:
-        xrows.setdefault((r["driver"], r["mode"], r["rps"]), []).append(r)
     xp = {}
     xmed = []
-    for key, rs in xrows.items():
-        med = sorted(rs, key=lambda r: r["pps"])[len(rs) // 2]
+    for key, rs, med in medians(xmit, ("driver", "mode", "rps"), "pps"):
         xp[key] = med["pps"]
         xmed.append(med)
         md.append("| %s | %s | %s | %d | %s | %.1f | %d | %s |" % (
@@ -197,14 +212,10 @@ def main():
            "ratio is the median of the boots' own rust_tun / C tun ratios.", "",
            "| driver | direction | NAPI | payloads per boot | bytes/guest-second (median) | each boot | instructions/payload |",
            "|---|---|---:|---:|---:|---|---:|"]
-    grows = {}
     for r in gso:
         r["instr_per_payload"] = round(r["ns"] / r["count"], 1)
-        grows.setdefault((r["driver"], r["dir"], r["napi"]), []).append(r)
     gmed = []
-    for key, rs in sorted(grows.items(), key=lambda kv: (kv[0][2], kv[0][1], kv[0][0] != "rust_tun")):
-        rs = sorted(rs, key=lambda r: r["round"])
-        med = sorted(rs, key=lambda r: r["bytes_per_sec"])[len(rs) // 2]
+    for key, rs, med in medians(gso, ("driver", "dir", "napi"), "bytes_per_sec", drivers_last(2, 1)):
         gmed.append(med)
         md.append("| %s | %s | %d | %d | %d | %s | %.1f |" % (
             key[0], key[1], key[2], med["count"], med["bytes_per_sec"],
@@ -241,13 +252,8 @@ def main():
                "over the fifteen rounds.", "",
                "| driver | direction | frames per round | frames/guest-second (median) | each round | instructions/frame |",
                "|---|---|---:|---:|---|---:|"]
-        vrows = {}
-        for r in vhost:
-            vrows.setdefault((r["driver"], r["dir"]), []).append(r)
         vmed = {}
-        for key, rs in sorted(vrows.items(), key=lambda kv: (kv[0][1], kv[0][0] != "rust_tun")):
-            rs = sorted(rs, key=lambda r: r["round"])
-            med = sorted(rs, key=lambda r: r["pps"])[len(rs) // 2]
+        for key, rs, med in medians(vhost, ("driver", "dir"), "pps", drivers_last(1)):
             vmed[key] = med
             md.append("| %s | %s | %d | %d | %s | %.1f |" % (
                 key[0], key[1], med["packets"], med["pps"], " / ".join(str(r["pps"]) for r in rs),
@@ -269,14 +275,10 @@ def main():
                "spread is the frames each queue's reader got in the median boot.", "",
                "| driver | prog | pps (median) | pps, each boot | instructions/packet | errors | dropped | frames per queue |",
                "|---|---|---:|---|---:|---:|---:|---|"]
-        srows = {}
         for r in steer:
             r["instr_per_packet"] = round(1e9 / r["pps"], 1) if r["pps"] else None
-            srows.setdefault((r["driver"], r["prog"]), []).append(r)
         smed = {}
-        for key, rs in sorted(srows.items(), key=lambda kv: (kv[0][1], kv[0][0] != "rust_tun")):
-            rs = sorted(rs, key=lambda r: r["round"])
-            med = sorted(rs, key=lambda r: r["pps"])[len(rs) // 2]
+        for key, rs, med in medians(steer, ("driver", "prog"), "pps", drivers_last(1)):
             smed[key] = med
             md.append("| %s | %s | %d | %s | %.1f | %d | %d | %s |" % (
                 key[0], key[1], med["pps"], " / ".join(str(r["pps"]) for r in rs),
