@@ -63,22 +63,20 @@ run() { RTUN_BENCH_DIR=$mod/bench bash "$RT_TOP/scripts/run-guest.sh" --kernel "
 # refills and page allocations fall). So it runs in five boots, each with a
 # padding file of another size in the initramfs (run-guest.sh's
 # RTUN_PAD_KB), and each row's median is reported.
-for boot in 1 2 3 4 5; do
-	rt_log "table xmit, boot $boot"
-	RTUN_PAD_KB=$(((boot - 1) * 397)) \
-		run --icount --timeout 1800 --log "$logs/xmit-$boot.log" \
-		"$RT_TOP/scripts/guest/bench-xmit.sh" "$xmit_count" 1 >/dev/null
-	sed "s/^BENCH xmit \(.*\) round=1 /BENCH xmit \1 round=$boot /" "$logs/xmit-$boot.log" >>"$logs/xmit.log"
-done
-# The steering table likewise: five boots with the same paddings, pktgen
-# (queue_xmit) into a four-queue TAP of each driver (bench-steer.sh).
-for boot in 1 2 3 4 5; do
-	rt_log "table steer, boot $boot"
-	RTUN_PAD_KB=$(((boot - 1) * 397)) \
-		run --icount --timeout 1800 --log "$logs/steer-$boot.log" \
-		"$RT_TOP/scripts/guest/bench-steer.sh" "$xmit_count" 1 >/dev/null
-	sed "s/^BENCH steer \(.*\) round=1 /BENCH steer \1 round=$boot /" "$logs/steer-$boot.log" >>"$logs/steer.log"
-done
+padded_boots() { # padded_boots TABLE COUNT: bench-TABLE.sh COUNT 1 in five padded boots
+	local table=$1 boot
+	for boot in 1 2 3 4 5; do
+		rt_log "table $table, boot $boot"
+		RTUN_PAD_KB=$(((boot - 1) * 397)) \
+			run --icount --timeout 1800 --log "$logs/$table-$boot.log" \
+			"$RT_TOP/scripts/guest/bench-$table.sh" "$2" 1 >/dev/null
+		sed "s/^BENCH $table \(.*\) round=1 /BENCH $table \1 round=$boot /" "$logs/$table-$boot.log" >>"$logs/$table.log"
+	done
+}
+padded_boots xmit "$xmit_count"
+# The steering table likewise: pktgen (queue_xmit) into a four-queue TAP of
+# each driver (bench-steer.sh).
+padded_boots steer "$xmit_count"
 # The GSO table likewise: five boots with the same paddings, both drivers
 # taking turns in each (bench-gso.sh).
 for boot in 1 2 3 4 5; do
