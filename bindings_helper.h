@@ -291,6 +291,20 @@ const unsigned int RTUN_MAX_SKB_FRAGS = MAX_SKB_FRAGS;
 const unsigned long RTUN_NETDEV_ALIGN = NETDEV_ALIGN;
 const unsigned long RTUN_SKB_SHINFO_SIZE = SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
 const unsigned int RTUN_NET_IP_ALIGN = NET_IP_ALIGN;
+const unsigned int RTUN_XDP_PACKET_HEADROOM = XDP_PACKET_HEADROOM;
+const unsigned int RTUN_SMP_CACHE_BYTES = SMP_CACHE_BYTES;
+const u32 RTUN_XDP_ABORTED = XDP_ABORTED;
+const u32 RTUN_XDP_DROP = XDP_DROP;
+const u32 RTUN_XDP_PASS = XDP_PASS;
+const u32 RTUN_XDP_TX = XDP_TX;
+const u32 RTUN_XDP_REDIRECT = XDP_REDIRECT;
+const int RTUN_XDP_SETUP_PROG = XDP_SETUP_PROG;
+const u32 RTUN_NETDEV_XDP_ACT_BASIC = NETDEV_XDP_ACT_BASIC;
+const u32 RTUN_NETDEV_XDP_ACT_REDIRECT = NETDEV_XDP_ACT_REDIRECT;
+const u32 RTUN_NETDEV_XDP_ACT_NDO_XMIT = NETDEV_XDP_ACT_NDO_XMIT;
+const int RTUN_SOCK_XDP = SOCK_XDP;
+const u32 RTUN_XDP_XMIT_FLUSH = XDP_XMIT_FLUSH;
+const u32 RTUN_XDP_XMIT_FLAGS_MASK = XDP_XMIT_FLAGS_MASK;
 /*
  * NET_SKB_PAD (skbuff.h, unless the architecture defines its own) is
  * max(32, L1_CACHE_BYTES), and max() a statement expression, which a

@@ -15,16 +15,18 @@ use crate::sys::errno::{EBADFD, EMSGSIZE, EOPNOTSUPP};
 use crate::sys::tun::{
     BatchOffer, BatchVerdict, RecvMsg, SendMsg, Sock, SockOps, VnetHdr, XdpBuff,
 };
+use crate::sys::xdp::do_xdp_generic;
 use crate::sys::{
     self, poll, rcu, DropReason, Fasync, File, FileOps, IoctlAbi, IovIterDest, IovIterSource,
-    MiscDevice, NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff, SkbRing,
+    MiscDevice, NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff, TunPtr,
+    TxRing,
 };
 use crate::vnet::{
     __tun_vnet_hdr_get, __tun_vnet_hdr_put, tun_vnet_hdr_guest_features, NETIF_F_GSO_UDP_TUNNEL,
     NETIF_F_GSO_UDP_TUNNEL_CSUM,
 };
 use crate::{
-    bindings, queue, rps, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
+    bindings, queue, rps, xdp, DevKind, Tun, TunDev, TunFile, IFF_NO_PI, IFF_VNET_HDR, MAX_MTU,
     TUN_PROTO,
 };
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
@@ -40,6 +42,9 @@ const ETH_HLEN: usize = bindings::ETH_HLEN as usize;
 /// `tun->align`: headroom of a written packet (`NET_SKB_PAD`, plus
 /// `NET_IP_ALIGN` for TAP).
 const TUN_ALIGN: usize = sys::NET_SKB_PAD;
+/// `TUN_RX_PAD`: the headroom of a packet `tun_build_skb()` builds (before
+/// XDP's).
+pub(crate) const TUN_RX_PAD: usize = bindings::RTUN_NET_IP_ALIGN as usize + sys::NET_SKB_PAD;
 /// `SKB_MAX_HEAD(align)`, tun.c's `good_linear`: the most a written packet
 /// keeps in its linear part when it spans pages (`SKB_WITH_OVERHEAD`: less
 /// the aligned `skb_shared_info`).
@@ -119,7 +124,7 @@ fn tun_chr_open(file: &File) -> Result<Arc<TunFile>> {
     let sock = Sock::new(&TUN_PROTO)?;
     let tfile = Arc::pin_init(
         try_pin_init!(TunFile {
-            ring <- SkbRing::new(),
+            ring <- TxRing::new(),
             tun: RcuDev::null(),
             detached: RcuDev::null(),
             queue_index: AtomicU16::new(0),
@@ -194,18 +199,18 @@ fn __tun_wake_queue(dev: &TunDev, tfile: &TunFile, ring: &mut RingConsumer<'_>, 
 /// its two callers, as tun.c's `ptr_ring_consume()` is into
 /// `tun_ring_recv()`.
 #[inline(always)]
-fn tun_ring_consume(dev: &TunDev, tfile: &TunFile) -> Option<SkBuff> {
+fn tun_ring_consume(dev: &TunDev, tfile: &TunFile) -> Option<TunPtr> {
     let mut ring = tfile.ring.lock_consumer();
-    let skb = ring.consume();
-    if skb.is_some() {
+    let entry = ring.consume();
+    if entry.is_some() {
         __tun_wake_queue(dev, tfile, &mut ring, 1);
     }
-    skb
+    entry
 }
 
 /// `tun_ring_recv()`: the next packet, waiting for one unless `noblock`.
 #[inline(always)]
-fn tun_ring_recv(dev: &TunDev, tfile: &TunFile, noblock: bool) -> Result<SkBuff> {
+fn tun_ring_recv(dev: &TunDev, tfile: &TunFile, noblock: bool) -> Result<TunPtr> {
     if let Some(skb) = tun_ring_consume(dev, tfile) {
         return Ok(skb);
     }
@@ -309,18 +314,21 @@ fn tun_do_read(
     tfile: &TunFile,
     to: &mut IovIterDest<'_>,
     noblock: bool,
-    entry: Option<SkBuff>,
+    entry: Option<TunPtr>,
 ) -> Result<usize> {
     if to.is_empty() {
         // `tun_ptr_free(ptr)`: a packet given and no room is dropped.
         drop(entry);
         return Ok(0);
     }
-    let skb = match entry {
-        Some(skb) => skb,
+    let entry = match entry {
+        Some(entry) => entry,
         None => tun_ring_recv(dev, tfile, noblock)?,
     };
-    tun_put_user(dev, skb, to)
+    match entry {
+        TunPtr::Skb(skb) => tun_put_user(dev, skb, to),
+        TunPtr::Frame(frame) => xdp::tun_put_user_xdp(dev, frame, to),
+    }
 }
 
 /// `tun_chr_read_iter()`: `tun_do_read()` without a given packet, written
@@ -331,8 +339,10 @@ fn tun_chr_read_iter(tfile: &TunFile, to: &mut IovIterDest<'_>, noblock: bool) -
     if len == 0 {
         return Ok(0);
     }
-    let skb = tun_ring_recv(&dev, tfile, noblock)?;
-    let ret = tun_put_user(&dev, skb, to)?;
+    let ret = match tun_ring_recv(&dev, tfile, noblock)? {
+        TunPtr::Skb(skb) => tun_put_user(&dev, skb, to)?,
+        TunPtr::Frame(frame) => xdp::tun_put_user_xdp(&dev, frame, to)?,
+    };
     Ok(ret.min(len))
 }
 
@@ -420,7 +430,27 @@ fn tun_get_user(
         0 => good_linear(align),
         h => h.min(good_linear(align)),
     };
-    let mut skb = if tun_napi_frags_enabled(tfile) {
+    // With an XDP program, a TAP's small non-blocking writes are built in
+    // a page fragment and run through it natively (`tun_build_skb()`);
+    // a GSO packet goes the skb way and through generic XDP, as tun.c's.
+    let frags = tun_napi_frags_enabled(tfile);
+    let mut skb_xdp = true;
+    let mut built = None;
+    if kind == DevKind::Tap
+        && !frags
+        && gso.gso_type() == 0
+        && tun.xdp_prog.is_some()
+        && xdp::tun_can_build_skb(tfile, len, noblock)
+    {
+        match xdp::tun_build_skb(dev, tfile, from, len).map_err(drop)? {
+            xdp::Built::Consumed => return Ok(total),
+            xdp::Built::Pass(skb) => built = Some(skb),
+        }
+        skb_xdp = false;
+    }
+    let mut skb = if let Some(skb) = built {
+        Pkt::Skb(skb)
+    } else if frags {
         // `IFF_NAPI_FRAGS`: the skb is the NAPI context's, laid out as the
         // writer's buffer is (tun.c: `tun_napi_alloc_frags()`).
         let frags = tfile.sock.napi_alloc_frags(len, from).map_err(drop)?;
@@ -481,15 +511,6 @@ fn tun_get_user(
     }
     skb.reset_network_probe_transport();
 
-    // Flow hashes are only worth it with several queues, and a steering
-    // program picks the queues without them.
-    let rxhash = if tun.numqueues() > 1 && !tun.steering_prog.is_some() && !tfile.detached.is_set()
-    {
-        skb.hash_symmetric()
-    } else {
-        0
-    };
-
     // `IFF_NAPI_FRAGS`: the context's mutex, which may sleep, before the
     // RCU read section in which the skb goes to GRO (tun.c holds it from
     // `tun_napi_alloc_frags()` on).
@@ -497,6 +518,7 @@ fn tun_get_user(
         Pkt::Frags(frags) => Locked::Frags(frags.lock()),
         Pkt::Skb(skb) => Locked::Skb(skb),
     };
+    let mut rxhash = 0;
     {
         // Under RCU, as tun.c: a writer that finds the device up delivers
         // before unregistration's `synchronize_net()` returns; one that
@@ -516,6 +538,26 @@ fn tun_get_user(
         let queue_index = tfile.queue_index.load(Ordering::Relaxed);
         if u32::from(queue_index) < tun.numqueues.load(Ordering::Acquire) {
             pkt.record_rx_queue(queue_index);
+        }
+        // Generic XDP on what `tun_build_skb()` did not run the program
+        // on. Deliberate difference: not on an `IFF_NAPI_FRAGS` packet,
+        // which is the NAPI context's skb (`do_xdp_generic()` would free
+        // it under the context).
+        if skb_xdp {
+            if let Some(prog) = tun.xdp_prog.get(&rcu) {
+                if let Locked::Skb(skb) = pkt {
+                    let bh = sys::BhDisabled::new();
+                    match do_xdp_generic(prog, skb, &bh, &rcu) {
+                        Some(skb) => pkt = Locked::Skb(skb),
+                        None => return Ok(total),
+                    }
+                }
+            }
+        }
+        // Flow hashes are only worth it with several queues, and a
+        // steering program picks the queues without them.
+        if tun.numqueues() > 1 && !tun.steering_prog.is_some() && !tfile.detached.is_set() {
+            rxhash = pkt.hash_symmetric();
         }
         match pkt {
             // `IFF_NAPI_FRAGS`: to GRO now, in the context. `EBUSY` (the

@@ -10,6 +10,7 @@ use crate::kver;
 use crate::link::{link_ops, TUN_ATTR_GROUP};
 use crate::params;
 use crate::queue::{__tun_detach, tun_attach, tun_force_wake_queue};
+use crate::sys::xdp;
 use crate::sys::{
     self, DevFlags, DevSetup, Features, NameAssign, NetDevice, NetDeviceBuilder, PrivFlags, Rtnl,
 };
@@ -282,6 +283,12 @@ fn tun_net_initialize(b: &mut DevSetup<Tun>, kind: DevKind, unguarded: bool) {
             b.priv_flags_clear(PrivFlags::TX_SKB_SHARING);
             b.priv_flags_set(PrivFlags::LIVE_ADDR_CHANGE);
             b.eth_hw_addr_random();
+            // XDP: a program's verdicts, redirects from it and to it.
+            b.set_xdp_features(
+                xdp::NETDEV_XDP_ACT_BASIC
+                    | xdp::NETDEV_XDP_ACT_REDIRECT
+                    | xdp::NETDEV_XDP_ACT_NDO_XMIT,
+            );
         }
     }
     let max_mtu = MAX_MTU - u32::from(b.hard_header_len());

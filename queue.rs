@@ -24,7 +24,11 @@ use kernel::sync::{Arc, ArcBorrow};
 /// Calls `f` on each detached file of `tun`, in list order, walking the
 /// list in place (tun.c's `list_for_each_entry` over `tun->disabled`):
 /// nothing is allocated, so nothing can fail.
-fn for_each_disabled<'a>(tun: &'a Tun, rtnl: &'a Rtnl<'_>, mut f: impl FnMut(&'a TunFile)) {
+pub(crate) fn for_each_disabled<'a>(
+    tun: &'a Tun,
+    rtnl: &'a Rtnl<'_>,
+    mut f: impl FnMut(&'a TunFile),
+) {
     let mut cur = tun.disabled.get(rtnl).as_deref();
     while let Some(tfile) = cur {
         f(tfile);
@@ -148,6 +152,9 @@ pub(crate) fn tun_attach(
     if !skip_filter && tun.filter_attached.load(Ordering::Relaxed) {
         let _ = tfile.sock.attach_filter(tun.fprog.get(rtnl));
     }
+    // `SOCK_XDP` says whether the device has an XDP program (vhost-net
+    // reads it).
+    tfile.sock.set_xdp(tun.xdp_prog.get_rtnl(rtnl).is_some());
     // The ring follows the device's tx_queue_len (a detached file keeps its own).
     if !detached {
         tun_ring_resize(tun, &tfile, dev.tx_queue_len())?;

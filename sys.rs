@@ -112,6 +112,7 @@ mod sync;
 mod sysfs;
 #[cfg(rtun_driver = "tun")]
 pub(crate) mod tun;
+pub(crate) mod xdp;
 
 // What the drivers use, by module (no glob re-exports: each item's home
 // is one `use` away; the tun part's and the benchmark's are under
@@ -149,8 +150,8 @@ pub(crate) use netdev::notifier::{
 pub(crate) use netdev::ops::{NetDeviceOps, NetDeviceVTable, Stats64, TxResult};
 pub(crate) use netdev::rcudev::{InUninit, RcuDev};
 pub(crate) use param::module_params;
-pub(crate) use pcpu::PerCpuCounters;
-pub(crate) use ring::{RingConsumer, RingSlots, SkbRing};
+pub(crate) use pcpu::{smp_processor_id, PerCpuCounters};
+pub(crate) use ring::{RingConsumer, RingSlots, TunPtr, TxRing};
 pub(crate) use skb::{DropReason, IovIterDest, IovIterSource, SkBuff};
 pub(crate) use static_key::{static_branch_unlikely, JUMP_LABELS};
 pub(crate) use sync::lock::{

@@ -52,6 +52,7 @@ mod rps;
 mod sys;
 mod txfilter;
 mod vnet;
+mod xdp;
 mod xmit;
 
 /// rust_tun's module parameters (`tun_params.c`, where each is described).
@@ -72,10 +73,11 @@ mod params {
 use flow_table::{FlowTable, Flows};
 use link::{link_ops, tun_default_link_ksettings};
 use sys::tun::{Proto, Sock, SockFprog, TunSecurity};
+use sys::xdp::XdpProg;
 use sys::{
     DebugfsFileVTable, DebugfsRoot, DevDebugfs, Features, FileVTable, LinkKsettings, MiscDevice,
     MiscDeviceOptions, NetDevice, NetDeviceNotifierVTable, NetDeviceVTable, NetNs, PerCpuCounters,
-    RcuArc, RcuDev, RtnlLocked, SkFilterProg, SkbRing, Stats64,
+    RcuArc, RcuDev, RtnlLocked, SkFilterProg, Stats64, TxRing,
 };
 use txfilter::TxFilter;
 
@@ -292,6 +294,9 @@ pub(crate) struct Tun {
     /// `tun->filter_prog`: the eBPF program of `TUNSETFILTEREBPF`, which
     /// drops (0) or trims each transmitted packet; as `steering_prog`.
     filter_prog: RcuArc<SkFilterProg>,
+    /// `tun->xdp_prog`: the XDP program of a TAP (`ndo_bpf`), run on what
+    /// is written to it; RCU for the data path, replaced under rtnl.
+    xdp_prog: RcuArc<XdpProg>,
     /// `tun->filter_attached`; rtnl.
     filter_attached: AtomicBool,
     /// `tun->msg_enable` (`TUNSETDEBUG`, ethtool msglvl).
@@ -349,6 +354,7 @@ impl Tun {
             fprog: RtnlLocked::new(SockFprog::default()),
             steering_prog: RcuArc::null(),
             filter_prog: RcuArc::null(),
+            xdp_prog: RcuArc::null(),
             filter_attached: AtomicBool::new(false),
             msg_enable: AtomicU32::new(0),
             vnet_hdr_sz: AtomicI32::new(VNET_HDR_SZ_MIN),
@@ -398,7 +404,7 @@ impl Tun {
 pub(crate) struct TunFile {
     /// `tfile->tx_ring`: packets from the stack, waiting for the reader.
     #[pin]
-    ring: SkbRing,
+    ring: TxRing,
     /// `tfile->tun`: the device, while attached or detached with
     /// `TUNSETQUEUE` (as in tun.c, a detached file still reads and writes).
     tun: RcuDev<Tun>,
@@ -446,12 +452,15 @@ static NETDEV_OPS: [NetDeviceVTable<Tun>; 4] = [
     NetDeviceVTable::new::<xmit::TunNetDev<true>>(),
     // `tap_netdev_ops`: an Ethernet device's address ops, and frames
     // handed on as they are.
+    // XDP: TAP only, as tun.c.
     NetDeviceVTable::new::<xmit::TunNetDev<false>>()
         .eth_addr()
-        .passthru_features_check(),
+        .passthru_features_check()
+        .xdp::<xmit::TunNetDev<false>>(),
     NetDeviceVTable::new::<xmit::TunNetDev<true>>()
         .eth_addr()
-        .passthru_features_check(),
+        .passthru_features_check()
+        .xdp::<xmit::TunNetDev<true>>(),
 ];
 
 /// The netdevice notifier (`tun_notifier_block`).

@@ -9,12 +9,13 @@ use crate::flow_logic::reciprocal_scale;
 use crate::flow_table::FlowTable;
 use crate::kver;
 use crate::sys::tun::{FasyncBand, TunSecurity};
+use crate::sys::xdp::{XdpProg, XdpXmitFrames};
 use crate::sys::{
     poll, rcu, smp_mb__after_atomic, BhOff, DropReason, InUninit, NetDeviceOps, Rtnl, SkBuff,
     SkFilterProg, Stats64, TxResult,
 };
 use crate::txfilter::ETH_ALEN;
-use crate::{ioctl, queue, rps, Tun, TunDev, TunFile};
+use crate::{ioctl, queue, rps, xdp, Tun, TunDev, TunFile};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
@@ -71,6 +72,17 @@ impl<const UNGUARDED: bool> NetDeviceOps for TunNetDev<UNGUARDED> {
     /// `tun_net_change_carrier()`.
     fn change_carrier(dev: &TunDev, on: bool) -> Result {
         ioctl::tun_net_change_carrier(dev, on)
+    }
+
+    /// `tun_xdp()`'s `XDP_SETUP_PROG` (TAP only: the TUN tables have no
+    /// `ndo_bpf`).
+    fn xdp_setup<'g>(dev: &'g TunDev, prog: Option<XdpProg>, rtnl: &mut Rtnl<'g>) -> Result {
+        xdp::tun_xdp_set(dev, prog, rtnl)
+    }
+
+    /// `tun_xdp_xmit()`.
+    fn xdp_xmit(dev: &TunDev, frames: &mut XdpXmitFrames<'_>, flush: bool, bh: &BhOff) -> Result {
+        xdp::tun_xdp_xmit(dev, frames, flush, bh)
     }
 
     /// `tun_net_fix_features()`: of the offloads `TUNSETOFFLOAD` controls,

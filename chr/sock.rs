@@ -7,6 +7,8 @@
 
 use super::*;
 use crate::kver;
+use crate::sys::tun::eth_frame;
+use crate::sys::xdp::{with_xdp_ctx, XdpCtx, XdpRxq};
 /// The sockets of the open files (tun.c's `tun_socket_ops`), for
 /// vhost-net.
 impl SockOps for TunChr {
@@ -27,7 +29,7 @@ impl SockOps for TunChr {
     fn recvmsg(
         tfile: &TunFile,
         msg: &mut RecvMsg<'_>,
-        entry: Option<SkBuff>,
+        entry: Option<TunPtr>,
         total_len: usize,
         flags: u32,
     ) -> Result<usize> {
@@ -41,7 +43,7 @@ impl SockOps for TunChr {
 
 /// What vhost-net reaches through tun.ko's exports (sys/vhost.rs).
 impl sys::tun::vhost::TunFileExports for TunChr {
-    fn tx_ring(tfile: &TunFile) -> &SkbRing {
+    fn tx_ring(tfile: &TunFile) -> &TxRing {
         &tfile.ring
     }
 
@@ -87,25 +89,28 @@ fn tun_sendmsg_batch<'b>(tfile: &TunFile, offer: BatchOffer<'b>) -> BatchVerdict
     loop {
         let bh = sys::BhDisabled::new();
         let rcu = rcu::read_lock();
-        let mut rxhash = 0;
-        for xdp in batch.by_ref() {
-            // As tun.c, a buffer's failure is its own (counted there).
-            let Ok(one) = tun_xdp_one(&dev, tfile, xdp, &bh) else {
-                continue;
-            };
-            queued |= one.queued;
-            if one.rxhash == 0 {
-                continue;
+        // The XDP section (`bpf_net_ctx_set()`), whose redirects are
+        // flushed once at its end (tun.c's `flush`).
+        let rxhash = with_xdp_ctx(&bh, &rcu, |ctx| {
+            for xdp in batch.by_ref() {
+                // As tun.c, a buffer's failure is its own (counted there).
+                let Ok(one) = tun_xdp_one(&dev, tfile, xdp, &bh, &rcu, ctx) else {
+                    continue;
+                };
+                queued |= one.queued;
+                if one.rxhash == 0 {
+                    continue;
+                }
+                // Once the table's entries exist, recording a flow
+                // allocates nothing and stays in the section.
+                if dev.priv_().flows.has_pool() {
+                    tun_flow_update(dev.priv_(), one.rxhash, tfile);
+                } else {
+                    return one.rxhash;
+                }
             }
-            // Once the table's entries exist, recording a flow allocates
-            // nothing and stays in the section.
-            if dev.priv_().flows.has_pool() {
-                tun_flow_update(dev.priv_(), one.rxhash, tfile);
-            } else {
-                rxhash = one.rxhash;
-                break;
-            }
-        }
+            0
+        });
         drop(rcu);
         drop(bh);
         if rxhash == 0 {
@@ -129,18 +134,25 @@ struct XdpOne {
     queued: bool,
 }
 
-/// `tun_xdp_one()` without an XDP program (rust_tun has none): an skb
-/// around one of vhost-net's buffers, its virtio-net header applied, into
-/// the stack (or, with `IFF_NAPI`, onto the NAPI queue, scheduled by the
-/// batch at its end or here past a poll's weight).
+/// `tun_xdp_one()`: one of vhost-net's buffers through the device's XDP
+/// program if it has one (a GSO packet through generic XDP once it is an
+/// skb), then as an skb, its virtio-net header applied, into the stack
+/// (or, with `IFF_NAPI`, onto the NAPI queue, scheduled by the batch at
+/// its end or here past a poll's weight).
 fn tun_xdp_one(
     dev: &TunDev,
     tfile: &TunFile,
     xdp: XdpBuff<'_>,
     bh: &sys::BhDisabled,
+    rcu: &rcu::Guard,
+    ctx: &XdpCtx<'_>,
 ) -> Result<XdpOne> {
     let tun = dev.priv_();
     let datasize = xdp.len();
+    const NONE: XdpOne = XdpOne {
+        rxhash: 0,
+        queued: false,
+    };
     // 6.12 has no UDP tunnel GSO: no header size to read per packet.
     let features = if kver::HAS_UDP_TUNNEL_GSO {
         tun_vnet_hdr_guest_features(tun.vnet_hdr_size())
@@ -148,12 +160,33 @@ fn tun_xdp_one(
         0
     };
     // The header stays in the buffer, which the skb takes over: copied
-    // out before (a `VnetHdr` is small and `Copy`).
+    // out before (a `VnetHdr` is small and `Copy`). Deliberate difference:
+    // tun.c reads it after the program, which may have written it.
     let gso = xdp.vnet_hdr();
     let tnl = features & NETIF_F_GSO_UDP_TUNNEL != 0;
     let tnl_csum = features & NETIF_F_GSO_UDP_TUNNEL_CSUM != 0;
+    let mut skb_xdp = None;
     // `EINVAL` below an Ethernet header.
-    let mut frame = xdp.build_skb()?;
+    let mut frame = match tun.xdp_prog.get(rcu) {
+        None => xdp.build_skb()?,
+        Some(prog) if gso.gso_type() != 0 => {
+            skb_xdp = Some(prog);
+            xdp.build_skb()?
+        }
+        Some(prog) => {
+            if xdp.len() < ETH_HLEN {
+                return Err(EINVAL);
+            }
+            let rxq = XdpRxq::new(dev, tfile.queue_index.load(Ordering::Relaxed));
+            let mut buf = xdp.into_owned(&rxq);
+            let act = buf.run(prog, ctx);
+            let passed = xdp::tun_xdp_act(dev, prog, buf, act, ctx, bh);
+            match passed {
+                Some(buf) => eth_frame(buf)?,
+                None => return Ok(NONE),
+            }
+        }
+    };
     // The order of each kernel's tun.c (see `tun_get_user`).
     if !kver::VNET_AFTER_NETWORK_HEADER && frame.vnet_hdr_tnl_to_skb(&gso, tnl, tnl_csum).is_err() {
         tun.stats.rx_frame_errors_inc();
@@ -178,6 +211,12 @@ fn tun_xdp_one(
     if u32::from(queue_index) < numqueues {
         skb.record_rx_queue(queue_index);
     }
+    if let Some(prog) = skb_xdp {
+        match do_xdp_generic(prog, skb, bh, rcu) {
+            Some(passed) => skb = passed,
+            None => return Ok(NONE),
+        }
+    }
     let rxhash = if numqueues > 1 && !tun.steering_prog.is_some() && !tfile.detached.is_set() {
         skb.hash_symmetric()
     } else {
@@ -201,7 +240,7 @@ fn tun_xdp_one(
 fn tun_recvmsg(
     tfile: &TunFile,
     m: &mut RecvMsg<'_>,
-    entry: Option<SkBuff>,
+    entry: Option<TunPtr>,
     total_len: usize,
     flags: u32,
 ) -> Result<usize> {

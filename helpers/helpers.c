@@ -63,3 +63,4 @@
 #include "timer.c"
 #include "uio.c"
 #include "wait.c"
+#include "xdp.c"

@@ -16,3 +16,8 @@ __rtun_helper void rtun_helper_put_page(struct page *page)
 {
 	put_page(page);
 }
+
+__rtun_helper void rtun_helper_get_page(struct page *page)
+{
+	get_page(page);
+}

@@ -28,3 +28,8 @@ __rtun_helper const struct cpumask *rtun_helper_cpu_possible_mask(void)
 {
 	return cpu_possible_mask;
 }
+
+__rtun_helper int rtun_helper_smp_processor_id(void)
+{
+	return smp_processor_id();
+}

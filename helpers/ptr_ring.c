@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
+#include <linux/if_tun.h>
 #include <linux/ptr_ring.h>
 #include <linux/skb_array.h>
 #include <linux/version.h>
@@ -61,4 +62,24 @@ __rtun_helper void **rtun_helper___ptr_ring_swap_queue(struct ptr_ring *r, void 
 __rtun_helper int rtun_helper___skb_array_len_with_tag(struct sk_buff *skb)
 {
 	return __skb_array_len_with_tag(skb);
+}
+
+/*
+ * The entry encoding of tun's rings, which vhost-net decodes too
+ * (<linux/if_tun.h>): an xdp_frame pointer with TUN_XDP_FLAG set, an
+ * sk_buff pointer as it is.
+ */
+__rtun_helper bool rtun_helper_tun_is_xdp_frame(void *ptr)
+{
+	return tun_is_xdp_frame(ptr);
+}
+
+__rtun_helper void *rtun_helper_tun_xdp_to_ptr(struct xdp_frame *xdp)
+{
+	return tun_xdp_to_ptr(xdp);
+}
+
+__rtun_helper struct xdp_frame *rtun_helper_tun_ptr_to_xdp(void *ptr)
+{
+	return tun_ptr_to_xdp(ptr);
 }

@@ -84,3 +84,11 @@ impl<const N: usize> Drop for PerCpuCounters<N> {
         unsafe { bindings::free_percpu(self.0.as_ptr().cast()) }
     }
 }
+
+/// `smp_processor_id()`: the CPU we run on, which cannot change while
+/// bottom halves are off (`_bh`).
+#[inline(always)]
+pub(crate) fn smp_processor_id(_bh: &crate::sys::BhOff) -> u32 {
+    // SAFETY: No precondition beyond not migrating, which `_bh` gives.
+    unsafe { bindings::smp_processor_id() as u32 }
+}

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! [`SkbRing`], the per-queue transmit ring: the kernel's `struct ptr_ring`
+//! [`TxRing`], the per-queue transmit ring: the kernel's `struct ptr_ring`
 //! (`include/linux/ptr_ring.h`), as tun.c's `tfile->tx_ring` is, so that
 //! vhost-net can consume it directly (`tun_get_tx_ring()`: see
 //! `sys/vhost.rs`). Every operation is ptr_ring.h's own, through a
-//! one-line helper (`helpers/ptr_ring.c`); the entries are owned
-//! `sk_buff`s (tun's entry encoding without `TUN_XDP_FLAG`: rust_tun
-//! queues no `xdp_frame`s).
+//! one-line helper (`helpers/ptr_ring.c`); the entries are [`TunPtr`]s,
+//! owned `sk_buff`s and `xdp_frame`s in tun's encoding (`TUN_XDP_FLAG`,
+//! `<linux/if_tun.h>`), which vhost-net decodes too.
 
 use super::skb::SkBuff;
 use super::sync::lock::{BhDisabled, BhOff};
+use super::xdp::XdpFrame;
 use crate::bindings;
 use core::cell::UnsafeCell;
 use core::ffi::c_void;
@@ -19,8 +20,8 @@ use kernel::error::to_result;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-/// A bounded FIFO of owned skbs: a `struct ptr_ring`, with tun.c 7.3's
-/// `tfile->cons_cnt` beside it.
+/// A bounded FIFO of owned packets ([`TunPtr`]): a `struct ptr_ring`,
+/// with tun.c 7.3's `tfile->cons_cnt` beside it.
 ///
 /// The producer lock is taken with bottom halves off (the transmit path's
 /// [`BhOff`], or [`BhDisabled`] from process context); the consumer lock
@@ -30,10 +31,10 @@ use kernel::types::Opaque;
 /// # Invariants
 ///
 /// `ring` was initialised by `ptr_ring_init()` and is cleaned up once, on
-/// drop. Every entry is an owned `sk_buff`. `cons_cnt` is accessed only
+/// drop. Every entry is an owned [`TunPtr`] in tun's encoding. `cons_cnt` is accessed only
 /// with the consumer lock held ("Protected by tx_ring.consumer_lock").
 #[pin_data(PinnedDrop)]
-pub(crate) struct SkbRing {
+pub(crate) struct TxRing {
     #[pin]
     ring: Opaque<bindings::ptr_ring>,
     cons_cnt: UnsafeCell<u32>,
@@ -41,20 +42,50 @@ pub(crate) struct SkbRing {
 
 // SAFETY: The ring is the kernel's, used under its own locks; `cons_cnt`
 // under the consumer lock (type invariants); skbs may be freed anywhere.
-unsafe impl Send for SkbRing {}
+unsafe impl Send for TxRing {}
 // SAFETY: As above.
-unsafe impl Sync for SkbRing {}
+unsafe impl Sync for TxRing {}
+
+/// An entry of a [`TxRing`]: a packet the stack transmitted, or a frame
+/// redirected to the device (`ndo_xdp_xmit`) or sent back by its program
+/// (`XDP_TX`).
+pub(crate) enum TunPtr {
+    /// An skb.
+    Skb(SkBuff),
+    /// An `xdp_frame` (`tun_is_xdp_frame()`).
+    Frame(XdpFrame),
+}
+
+impl TunPtr {
+    /// Decodes an entry (`tun_is_xdp_frame()`, `tun_ptr_to_xdp()`).
+    ///
+    /// # Safety
+    ///
+    /// `p` is an entry of a [`TxRing`] that left it, given up.
+    #[inline(always)]
+    pub(crate) unsafe fn from_raw(p: NonNull<c_void>) -> Self {
+        // SAFETY: An owned entry in tun's encoding (the caller).
+        unsafe {
+            if bindings::tun_is_xdp_frame(p.as_ptr()) {
+                let f = bindings::tun_ptr_to_xdp(p.as_ptr());
+                TunPtr::Frame(XdpFrame::from_raw(NonNull::new_unchecked(f)))
+            } else {
+                TunPtr::Skb(SkBuff::from_raw(p.as_ptr().cast()))
+            }
+        }
+    }
+}
 
 /// `tun_ptr_free()` for the entries `ptr_ring_cleanup()` destroys.
 ///
 /// # Safety
 ///
-/// `ptr` is null or an entry of an [`SkbRing`] (an owned skb), given up.
+/// `ptr` is null or an entry of a [`TxRing`], given up.
 unsafe extern "C" fn ring_destroy(ptr: *mut c_void) {
-    if let Some(p) = NonNull::new(ptr.cast::<bindings::sk_buff>()) {
-        // SAFETY: Every entry is an owned skb (type invariants), which the
-        // ring hands to its destructor and forgets.
-        drop(unsafe { SkBuff::from_raw(p.as_ptr()) });
+    if let Some(p) = NonNull::new(ptr) {
+        // SAFETY: Every entry is owned (type invariants), which the ring
+        // hands to its destructor and forgets.
+        drop(unsafe { TunPtr::from_raw(p) });
     }
 }
 
@@ -81,17 +112,17 @@ static RESIZE_DROPS: AtomicU64 = AtomicU64::new(0);
 ///
 /// The consumer lock of `ring` is held for `'a`; released on drop.
 pub(crate) struct RingConsumer<'a> {
-    ring: &'a SkbRing,
+    ring: &'a TxRing,
 }
 
 impl RingConsumer<'_> {
     /// `__ptr_ring_consume()`.
     #[inline]
-    pub(crate) fn consume(&mut self) -> Option<SkBuff> {
+    pub(crate) fn consume(&mut self) -> Option<TunPtr> {
         // SAFETY: The consumer lock is held (type invariants).
         let p = unsafe { bindings::__ptr_ring_consume(self.ring.raw()) };
-        // SAFETY: A non-null entry is an owned skb that left the ring.
-        NonNull::new(p.cast::<bindings::sk_buff>()).map(|p| unsafe { SkBuff::from_raw(p.as_ptr()) })
+        // SAFETY: A non-null entry is owned and left the ring.
+        NonNull::new(p).map(|p| unsafe { TunPtr::from_raw(p) })
     }
 
     /// `__ptr_ring_empty()`.
@@ -102,7 +133,8 @@ impl RingConsumer<'_> {
     }
 
     /// `PTR_RING_PEEK_CALL(r, tun_ptr_peek_len)` with the lock held: the
-    /// length of the next packet with its VLAN tag, 0 if there is none.
+    /// length of the next packet (an skb's with its VLAN tag, a frame's),
+    /// 0 if there is none.
     #[inline]
     pub(crate) fn peek_len(&self) -> i32 {
         // SAFETY: The consumer lock is held (type invariants).
@@ -110,9 +142,15 @@ impl RingConsumer<'_> {
         if p.is_null() {
             return 0;
         }
-        // SAFETY: A non-null entry is a live skb the ring owns, and it
-        // stays in the ring while we hold the consumer lock.
-        unsafe { bindings::__skb_array_len_with_tag(p.cast()) }
+        // SAFETY: A non-null entry is live, owned by the ring, and stays
+        // in it while we hold the consumer lock: read, not taken.
+        unsafe {
+            if bindings::tun_is_xdp_frame(p) {
+                (*bindings::tun_ptr_to_xdp(p)).len as i32
+            } else {
+                bindings::__skb_array_len_with_tag(p.cast())
+            }
+        }
     }
 
     /// `r->size`.
@@ -148,7 +186,7 @@ impl Drop for RingConsumer<'_> {
 ///
 /// The producer lock of `ring` is held for `'a`; released on drop.
 pub(crate) struct RingProducer<'a> {
-    ring: &'a SkbRing,
+    ring: &'a TxRing,
 }
 
 impl RingProducer<'_> {
@@ -163,6 +201,24 @@ impl RingProducer<'_> {
         } else {
             // SAFETY: Refused: the skb is still ours.
             Err(unsafe { SkBuff::from_raw(p) })
+        }
+    }
+
+    /// `__ptr_ring_produce()` of a frame (`tun_xdp_to_ptr()`); gives it
+    /// back when the ring is full.
+    #[inline]
+    pub(crate) fn produce_frame(&mut self, frame: XdpFrame) -> core::result::Result<(), XdpFrame> {
+        let f = frame.into_raw();
+        // SAFETY: The producer lock is held (type invariants); the ring
+        // owns the frame, encoded, if this succeeds.
+        let ret = unsafe {
+            bindings::__ptr_ring_produce(self.ring.raw(), bindings::tun_xdp_to_ptr(f.as_ptr()))
+        };
+        if ret == 0 {
+            Ok(())
+        } else {
+            // SAFETY: Refused: the frame is still ours.
+            Err(unsafe { XdpFrame::from_raw(f) })
         }
     }
 
@@ -219,7 +275,7 @@ pub(crate) struct RingLocked<'a> {
     _bh: BhDisabled,
 }
 
-/// Storage for an [`SkbRing`], allocated outside its locks
+/// Storage for an [`TxRing`], allocated outside its locks
 /// (`__ptr_ring_init_queue_alloc()`, `kvmalloc_array` of `len` slots).
 ///
 /// # Invariants
@@ -259,9 +315,9 @@ impl Drop for RingSlots {
 // SAFETY: A plain allocation.
 unsafe impl Send for RingSlots {}
 
-impl SkbRing {
+impl TxRing {
     /// An empty ring with no storage (`ptr_ring_init(0)`, as
-    /// `tun_chr_open()`); every produce fails until [`SkbRing::resize`].
+    /// `tun_chr_open()`); every produce fails until [`TxRing::resize`].
     pub(crate) fn new() -> impl PinInit<Self, Error> {
         // SAFETY: `slot` is valid for writes; on failure nothing was
         // initialised that needs dropping (`ptr_ring_init` frees nothing
@@ -363,7 +419,7 @@ impl SkbRing {
 
     /// `ptr_ring_consume()`, from process context.
     #[inline]
-    pub(crate) fn consume(&self) -> Option<SkBuff> {
+    pub(crate) fn consume(&self) -> Option<TunPtr> {
         self.lock_consumer().consume()
     }
 
@@ -380,8 +436,8 @@ impl SkbRing {
     /// Drops every queued packet (`tun_queue_purge()`); returns how many.
     pub(crate) fn purge(&self) -> u64 {
         let mut n = 0;
-        while let Some(skb) = self.consume() {
-            drop(skb);
+        while let Some(entry) = self.consume() {
+            drop(entry);
             n += 1;
         }
         n
@@ -418,7 +474,7 @@ impl SkbRing {
 }
 
 #[pinned_drop]
-impl PinnedDrop for SkbRing {
+impl PinnedDrop for TxRing {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: Dropping: no other user of the ring exists (vhost-net's
         // reference is a file reference, which keeps us alive); cleaned up

@@ -44,3 +44,9 @@ __rtun_helper enum skb_drop_reason rtun_helper_sk_filter_reason(struct sock *sk,
 	return sk_filter(sk, skb) ? SKB_DROP_REASON_SOCKET_FILTER : SKB_NOT_DROPPED_YET;
 #endif
 }
+
+__rtun_helper void rtun_helper_sock_valbool_flag(struct sock *sk, enum sock_flags bit,
+						 int valbool)
+{
+	sock_valbool_flag(sk, bit, valbool);
+}

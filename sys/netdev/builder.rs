@@ -295,6 +295,13 @@ impl<P> DevSetup<P> {
         unsafe { (*self.dev()).__bindgen_anon_1.__bindgen_anon_1.set_lltx(1) }
     }
 
+    /// `dev->xdp_features`: the XDP the device offers (`NETDEV_XDP_ACT_*`,
+    /// [`crate::sys::xdp::NETDEV_XDP_ACT_BASIC`] and its kin).
+    pub(crate) fn set_xdp_features(&mut self, features: u32) {
+        // SAFETY: We own the unregistered device.
+        unsafe { (*self.dev()).xdp_features = features };
+    }
+
     /// `dev->tx_queue_len`.
     pub(crate) fn set_tx_queue_len(&mut self, len: u32) {
         // SAFETY: We own the unregistered device.

@@ -10,6 +10,7 @@ use crate::bindings;
 use crate::sys::skb::SkBuff;
 use crate::sys::sync::lock::BhOff;
 use crate::sys::sync::rtnl::Rtnl;
+use crate::sys::xdp::{XdpProg, XdpXmitFrames};
 use crate::sys::zeroed;
 use core::ffi::c_int;
 use core::marker::PhantomData;
@@ -112,6 +113,30 @@ pub(crate) trait NetDeviceOps: 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// `ndo_bpf`'s `XDP_SETUP_PROG`, under rtnl: the device's XDP program
+    /// becomes `prog` (`None`: none). Only in tables built with
+    /// [`NetDeviceVTable::xdp`]; the core answers `EOPNOTSUPP` (native
+    /// mode) for the others.
+    fn xdp_setup<'g>(
+        _dev: &'g NetDevice<Self::Priv>,
+        _prog: Option<XdpProg>,
+        _rtnl: &mut Rtnl<'g>,
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ndo_xdp_xmit`, from any context with bottom halves off: queues the
+    /// frames it takes from `frames` (in order; what it does not take
+    /// the core frees), waking the reader if `flush`. An error takes none.
+    fn xdp_xmit(
+        _dev: &NetDevice<Self::Priv>,
+        _frames: &mut XdpXmitFrames<'_>,
+        _flush: bool,
+        _bh: &BhOff,
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `ndo_set_rx_mode`, under the device's address lock (bottom halves
     /// off): the unicast and multicast address lists or the
     /// promiscuous/allmulti flags changed.
@@ -193,6 +218,17 @@ impl<P> NetDeviceVTable<P> {
     pub(crate) const fn eth_addr(mut self) -> Self {
         self.0.ndo_set_mac_address = Some(bindings::eth_mac_addr);
         self.0.ndo_validate_addr = Some(bindings::eth_validate_addr);
+        self
+    }
+
+    /// With `T`'s XDP ops: `ndo_bpf` (`XDP_SETUP_PROG` alone, `EINVAL` for
+    /// every other command) and `ndo_xdp_xmit`.
+    pub(crate) const fn xdp<T: NetDeviceOps<Priv = P>>(mut self) -> Self {
+        if !T::HAS_XDP_SETUP || !T::HAS_XDP_XMIT {
+            build_error!("an XDP device implements xdp_setup and xdp_xmit");
+        }
+        self.0.ndo_bpf = Some(Adapter::<T>::bpf);
+        self.0.ndo_xdp_xmit = Some(Adapter::<T>::xdp_xmit);
         self
     }
 
@@ -317,6 +353,82 @@ impl<T: NetDeviceOps> Adapter<T> {
     unsafe extern "C" fn fix_features(dev: *mut bindings::net_device, features: u64) -> u64 {
         // SAFETY: A device of `T`'s.
         T::fix_features(unsafe { NetDevice::from_raw(dev) }, features)
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core, under rtnl, on a registered device of `T`'s
+    /// with a valid `xdp` request whose program, if any, holds a
+    /// reference the core moved to us (`dev_xdp_install()`).
+    unsafe extern "C" fn bpf(
+        dev: *mut bindings::net_device,
+        xdp: *mut bindings::netdev_bpf,
+    ) -> c_int {
+        // SAFETY: A valid request (the caller).
+        let (command, prog) = unsafe {
+            (
+                (*xdp).command,
+                (*xdp).__bindgen_anon_1.__bindgen_anon_1.prog,
+            )
+        };
+        if command != bindings::RTUN_XDP_SETUP_PROG as bindings::bpf_netdev_command {
+            return EINVAL.to_errno();
+        }
+        let prog = core::ptr::NonNull::new(prog);
+        // SAFETY: A live XDP program the core holds for the call: the
+        // driver gets a reference of its own.
+        let ours = prog.map(|p| unsafe { XdpProg::get(p) });
+        // SAFETY: A registered device of `T`'s, under rtnl: `ndo_bpf` is
+        // called from `dev_xdp_install()` (netlink, bpf links, unregister),
+        // none of them one of this module's `&mut Rtnl` methods.
+        let ret =
+            unsafe { Rtnl::assume_held(|rtnl| T::xdp_setup(NetDevice::from_raw(dev), ours, rtnl)) };
+        match ret {
+            Ok(()) => {
+                if let Some(p) = prog {
+                    // SAFETY: Success: the reference the core moved to us is
+                    // ours to put (the driver holds its own).
+                    unsafe { bindings::bpf_prog_put(p.as_ptr()) };
+                }
+                0
+            }
+            // The core puts its reference on failure.
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core (`ndo_xdp_xmit`) with bottom halves off on a
+    /// registered device of `T`'s, with `n` live frames at `frames` it
+    /// hands over, those not taken staying its own.
+    unsafe extern "C" fn xdp_xmit(
+        dev: *mut bindings::net_device,
+        n: c_int,
+        frames: *mut *mut bindings::xdp_frame,
+        flags: u32,
+    ) -> c_int {
+        if flags & !bindings::RTUN_XDP_XMIT_FLAGS_MASK != 0 {
+            return EINVAL.to_errno();
+        }
+        // SAFETY: As the caller guarantees; `ndo_xdp_xmit` runs with bottom
+        // halves off (NAPI, a flush of a redirect, a test run's batch).
+        let (dev, mut frames, bh) = unsafe {
+            (
+                NetDevice::from_raw(dev),
+                XdpXmitFrames::new(frames, n.max(0) as usize),
+                BhOff::assume(),
+            )
+        };
+        match T::xdp_xmit(
+            dev,
+            &mut frames,
+            flags & bindings::RTUN_XDP_XMIT_FLUSH != 0,
+            &bh,
+        ) {
+            Ok(()) => frames.taken() as c_int,
+            Err(e) => e.to_errno(),
+        }
     }
 
     /// # Safety

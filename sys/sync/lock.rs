@@ -110,6 +110,16 @@ impl BhDisabled {
     }
 }
 
+impl core::ops::Deref for BhDisabled {
+    type Target = BhOff;
+
+    /// Bottom halves are off for as long as this borrow.
+    #[inline(always)]
+    fn deref(&self) -> &BhOff {
+        &BhOff(PhantomData)
+    }
+}
+
 impl Drop for BhDisabled {
     #[inline(always)]
     fn drop(&mut self) {

@@ -394,6 +394,28 @@ impl Sock {
         }
     }
 
+    /// `sock_valbool_flag(sk, SOCK_XDP, on)`: the device has an XDP
+    /// program, which vhost-net reads to give its transmit buffers XDP's
+    /// headroom (`vhost_sock_xdp()`).
+    pub(crate) fn set_xdp(&self, on: bool) {
+        // SAFETY: A live socket of ours; the flag bit is set atomically.
+        unsafe {
+            bindings::sock_valbool_flag(
+                self.sk(),
+                bindings::RTUN_SOCK_XDP as bindings::sock_flags,
+                c_int::from(on),
+            )
+        }
+    }
+
+    /// `skb_set_owner_w()`: `skb` charged to this socket's send buffer
+    /// until freed (an skb the write path built itself).
+    pub(crate) fn set_owner_w(&self, skb: &mut SkBuff) {
+        // SAFETY: A live socket of ours and an skb we own that has no
+        // owner yet (freshly built).
+        unsafe { bindings::skb_set_owner_w(skb.as_ptr(), self.sk()) }
+    }
+
     /// `sock_alloc_send_pskb()`: an skb for a write of `len` bytes with
     /// `prepad` bytes of headroom and `linear` bytes in the head (the rest
     /// in page fragments of up to `PAGE_ALLOC_COSTLY_ORDER`), charged to

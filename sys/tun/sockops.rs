@@ -10,7 +10,8 @@ use super::sock::Sock;
 use super::xdp::XdpBatch;
 use crate::bindings;
 use crate::sys::chrdev::FileOps;
-use crate::sys::skb::{IovIterDest, IovIterSource, SkBuff};
+use crate::sys::ring::TunPtr;
+use crate::sys::skb::{IovIterDest, IovIterSource};
 use crate::sys::zeroed;
 use core::ffi::c_int;
 use core::marker::PhantomData;
@@ -41,7 +42,7 @@ pub(crate) trait SockOps: FileOps {
     fn recvmsg(
         data: &Self::Data,
         msg: &mut RecvMsg<'_>,
-        entry: Option<SkBuff>,
+        entry: Option<TunPtr>,
         total_len: usize,
         flags: u32,
     ) -> Result<usize>;
@@ -200,12 +201,13 @@ unsafe fn send_ctl(m: *mut bindings::msghdr) -> SendCtl {
 /// # Safety
 ///
 /// `m` is a live `msghdr`; a non-null `msg_control` is an entry the caller
-/// took from a ring of this driver's (an owned skb), given to this call.
-unsafe fn take_ring_entry(m: *mut bindings::msghdr) -> Option<SkBuff> {
+/// took from a ring of this driver's (an owned skb or frame, in tun's
+/// encoding), given to this call.
+unsafe fn take_ring_entry(m: *mut bindings::msghdr) -> Option<TunPtr> {
     // SAFETY: A live msghdr (the caller).
     let p = unsafe { (*m).__bindgen_anon_1.msg_control };
     // SAFETY: As the caller guarantees.
-    NonNull::new(p.cast::<bindings::sk_buff>()).map(|p| unsafe { SkBuff::from_raw(p.as_ptr()) })
+    NonNull::new(p).map(|p| unsafe { TunPtr::from_raw(p) })
 }
 
 impl Sock {

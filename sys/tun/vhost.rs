@@ -16,13 +16,13 @@ use super::sock::FileSocket;
 use super::sockops::SockOps;
 use crate::bindings;
 use crate::sys::chrdev::FileVTable;
-use crate::sys::ring::{RingConsumer, SkbRing};
+use crate::sys::ring::{RingConsumer, TxRing};
 
 /// A driver whose open files can stand for tun.ko's: each has a socket
 /// ([`SockOps`], [`FileSocket`]) and a transmit ring.
 pub(crate) trait TunFileExports: SockOps {
     /// The file's transmit ring (`tfile->tx_ring`).
-    fn tx_ring(data: &Self::Data) -> &SkbRing;
+    fn tx_ring(data: &Self::Data) -> &TxRing;
 
     /// 7.3's `tun_wake_queue()`: the caller consumed `consumed` packets
     /// from the file's ring, whose consumer lock it holds (`ring`).

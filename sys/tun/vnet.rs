@@ -75,6 +75,11 @@ impl VnetHdr {
         self.hdr().flags
     }
 
+    /// `gso_type`.
+    pub(crate) fn gso_type(&self) -> u8 {
+        self.hdr().gso_type
+    }
+
     /// `hdr_len`, `csum_start`, `csum_offset` (little-endian: x86_64, and
     /// tun's legacy header is little-endian there with or without
     /// `TUNSETVNETLE`).

@@ -11,7 +11,7 @@ use super::vnet::VnetHdr;
 use crate::bindings;
 use crate::sys::netdev::device::NetDevice;
 use crate::sys::skb::SkBuff;
-use core::ptr::NonNull;
+use crate::sys::xdp::{build_skb_raw, OwnedXdpBuff, XdpRxq};
 use kernel::prelude::*;
 
 /// A `TUN_MSG_PTR` batch: `xdp_buff`s, each given to us.
@@ -108,33 +108,34 @@ impl XdpBuff<'_> {
             return Err(EINVAL);
         }
         let b = self.0;
-        // The page reference goes to the skb, or back below.
+        // The page reference goes to the skb, or back in `build_skb_raw`.
         core::mem::forget(self);
         // SAFETY: The buffer and its size as the sender laid them out, with
-        // room for `skb_shared_info` at the end; on success the skb owns
-        // the page reference.
-        let skb =
-            unsafe { bindings::build_skb(b.data_hard_start, bindings::tun_xdp_buflen(b) as u32) };
-        let Some(skb) = NonNull::new(skb) else {
-            // SAFETY: The reference we own (type invariants), not taken.
-            unsafe { put_page_of(b.data) };
-            return Err(ENOMEM);
-        };
-        let headroom = (b.data as usize) - (b.data_hard_start as usize);
-        let len = (b.data_end as usize) - (b.data as usize);
-        let metasize = (b.data as isize) - (b.data_meta as isize);
-        // SAFETY: A fresh skb over the buffer: `headroom + len` lies within
-        // it (the sender's layout), and the metadata right before `data`.
-        unsafe {
-            bindings::skb_reserve(skb.as_ptr(), headroom as i32);
-            bindings::skb_put(skb.as_ptr(), len as u32);
-            if metasize > 0 {
-                bindings::skb_metadata_set(skb.as_ptr(), metasize as u8);
-            }
-            // INVARIANT: All `len >= ETH_HLEN` bytes are linear.
-            Ok(EthFrame(SkBuff::from_raw(skb.as_ptr())))
-        }
+        // room for `skb_shared_info` at the end; its page reference given.
+        let skb = unsafe { build_skb_raw(b, bindings::tun_xdp_buflen(b) as u32) }?;
+        // INVARIANT: All `len >= ETH_HLEN` bytes are linear.
+        Ok(EthFrame(skb))
     }
+
+    /// The buffer for the device's XDP program (`tun_xdp_one()` with one):
+    /// owned, its queue `rxq`, its size tun.c's `buflen`.
+    pub(crate) fn into_owned<'r>(self, rxq: &'r XdpRxq) -> OwnedXdpBuff<'r> {
+        let b = self.0;
+        core::mem::forget(self);
+        // SAFETY: vhost-net's layout (type invariants), its page reference
+        // handed over.
+        unsafe { OwnedXdpBuff::from_vhost(b, bindings::tun_xdp_buflen(b) as u32, rxq) }
+    }
+}
+
+/// What a program passed, as a frame ([`EthFrame`]): `EINVAL` (freed) if it
+/// left less than an Ethernet header.
+pub(crate) fn eth_frame(buf: OwnedXdpBuff<'_>) -> Result<EthFrame> {
+    if buf.len() < ETH_HLEN {
+        return Err(EINVAL);
+    }
+    // INVARIANT: `build_skb()` makes every byte linear, `len >= ETH_HLEN`.
+    Ok(EthFrame(buf.build_skb()?))
 }
 
 /// `put_page(virt_to_head_page(data))`.
