@@ -19,7 +19,7 @@
 #            (modinfo -F helpers: clang-19's, none kept out of line)
 #   gate     the helpers' differential gate (Kbuild, RTUN_HELPER_GATE=strict)
 #            on two mutations: clang's bitcode without the derived Kconfig
-#            header names exactly the six per-CPU helpers; with the
+#            header names exactly the seven per-CPU helpers; with the
 #            stack protector left on, the helpers whose canary clang
 #            reads at %gs:0x28
 #   skip     another series' headers installed: skipped (77), apt exits 0
@@ -273,14 +273,14 @@ cc=$(in_root /tmp/rust-tun-prepare --print-cc "$krel" || true)
 rm -f "$root/tmp/rust-tun-prepare"
 [ -n "$cc" ] || rt_die "no compiler in $krel's configuration"
 got=$(gate_mutant no-header)
-[ "$got" = "dev_hold dev_put local_bh_disable preempt_disable preempt_enable this_cpu_inc_u64" ] ||
-	fail "gate: without the Kconfig header the gate named '$got', not the six per-CPU helpers (log: $base/gate-no-header.log)"
+[ "$got" = "dev_hold dev_put local_bh_disable preempt_disable preempt_enable this_cpu_inc_u64 trace_xdp_exception" ] ||
+	fail "gate: without the Kconfig header the gate named '$got', not the seven per-CPU helpers (log: $base/gate-no-header.log)"
 got=$(gate_mutant keep-ssp)
 n=$(grep -c 'DIFF.*gs +abs:0x28 |' "$base/gate-keep-ssp.log" || true)
 [ -n "$got" ] && [ "$(echo $got | wc -w)" = "$n" ] ||
 	fail "gate: with the stack protector the gate named '$got', $n helpers with a %gs:0x28 canary (log: $base/gate-keep-ssp.log)"
 rm -rf "$root/tmp/rust-gate"
-ok "gate: the strict gate fails the no-header build on its 6 per-CPU helpers and the keep-ssp build on its $n canary helpers"
+ok "gate: the strict gate fails the no-header build on its 7 per-CPU helpers and the keep-ssp build on its $n canary helpers"
 
 # --- skip: another series' headers; its hooks skip rust-tun, apt is fine.
 okrel=${other#linux-headers-}
