@@ -18,6 +18,7 @@ pub mod drops;
 pub mod ebpf;
 pub mod filter;
 pub mod sndbuf;
+pub mod xdp;
 
 fn ioctl_int(fd: RawFd, cmd: u64, v: i32) -> Result<i32, i32> {
     let mut v = v;

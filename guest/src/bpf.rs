@@ -8,6 +8,7 @@ const BPF_PROG_LOAD: i32 = 5;
 const BPF_MAP_CREATE: i32 = 0;
 const BPF_PROG_GET_FD_BY_ID: i32 = 13;
 const BPF_OBJ_GET_INFO_BY_FD: i32 = 15;
+const BPF_OBJ_PIN: i32 = 6;
 
 /// `enum bpf_prog_type`.
 pub const BPF_PROG_TYPE_SOCKET_FILTER: u32 = 1;
@@ -42,6 +43,25 @@ pub const fn ld_byte(off: i32) -> Insn {
 /// `r0 += imm` (`BPF_ALU64_IMM(BPF_ADD)`).
 pub const fn add_r0(imm: i32) -> Insn {
     Insn { code: 0x07, regs: 0, off: 0, imm }
+}
+
+/// `rDST = imm` (`BPF_MOV64_IMM`).
+pub const fn mov_imm(dst: u8, imm: i32) -> Insn {
+    Insn { code: 0xb7, regs: dst & 0xf, off: 0, imm }
+}
+
+/// `call HELPER` (`BPF_EMIT_CALL`).
+pub const fn call(helper: i32) -> Insn {
+    Insn { code: 0x85, regs: 0, off: 0, imm: helper }
+}
+
+/// `bpf_redirect()`'s helper number (`BPF_FUNC_redirect`).
+pub const BPF_FUNC_REDIRECT: i32 = 23;
+
+/// `return bpf_redirect(ifindex, 0)`: an XDP program sending every frame
+/// to device `ifindex` (`XDP_REDIRECT`, or `XDP_ABORTED` on bad flags).
+pub fn redirect(ifindex: i32) -> Vec<Insn> {
+    vec![mov_imm(1, ifindex), mov_imm(2, 0), call(BPF_FUNC_REDIRECT), exit()]
 }
 
 /// `exit` (`BPF_EXIT_INSN`).
@@ -95,6 +115,21 @@ pub fn array_map() -> Result<OwnedFd, String> {
     let fd = bpf(BPF_MAP_CREATE, &mut attr).map_err(|e| format!("BPF_MAP_CREATE: errno {e}"))?;
     // SAFETY: A new fd of ours.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// An XDP program (what `IFLA_XDP_FD` takes).
+pub fn xdp(insns: &[Insn]) -> Result<OwnedFd, String> {
+    load(BPF_PROG_TYPE_XDP, insns).map_err(|e| format!("BPF_PROG_LOAD xdp: errno {e}"))
+}
+
+/// `BPF_OBJ_PIN` of the program or map `fd` at `path` (on a bpf file
+/// system): what `ip link set DEV xdp pinned PATH` opens.
+pub fn obj_pin(fd: RawFd, path: &str) -> Result<(), i32> {
+    let path = std::ffi::CString::new(path).map_err(|_| libc::EINVAL)?;
+    let mut attr = [0u64; 16];
+    attr[0] = path.as_ptr() as u64;
+    attr[1] = u64::from(fd as u32);
+    bpf(BPF_OBJ_PIN, &mut attr).map(|_| ())
 }
 
 /// The id of the program behind `fd` (`bpf_prog_info.id`).

@@ -10,6 +10,7 @@ const NETLINK_ROUTE: i32 = 0;
 const RTM_NEWLINK: u16 = 16;
 const RTM_DELLINK: u16 = 17;
 const RTM_GETLINK: u16 = 18;
+const RTM_SETLINK: u16 = 19;
 const NLM_F_REQUEST: u16 = 1;
 const NLM_F_ACK: u16 = 4;
 const NLM_F_EXCL: u16 = 0x200;
@@ -29,6 +30,20 @@ const IFLA_CARRIER: u16 = 33;
 const IFLA_NET_NS_FD: u16 = 28;
 const IFLA_INFO_KIND: u16 = 1;
 const IFLA_INFO_DATA: u16 = 2;
+const IFLA_XDP: u16 = 43;
+const IFLA_XDP_FD: u16 = 1;
+const IFLA_XDP_ATTACHED: u16 = 2;
+const IFLA_XDP_FLAGS: u16 = 3;
+const IFLA_XDP_PROG_ID: u16 = 4;
+const NLA_F_NESTED: u16 = 0x8000;
+/// `XDP_FLAGS_*` (<uapi/linux/if_link.h>).
+pub const XDP_FLAGS_UPDATE_IF_NOEXIST: u32 = 1;
+pub const XDP_FLAGS_SKB_MODE: u32 = 2;
+pub const XDP_FLAGS_DRV_MODE: u32 = 4;
+/// `IFLA_XDP_ATTACHED`'s values (`XDP_ATTACHED_*`).
+pub const XDP_ATTACHED_NONE: u8 = 0;
+pub const XDP_ATTACHED_DRV: u8 = 1;
+pub const XDP_ATTACHED_SKB: u8 = 2;
 /// `RTMGRP_LINK`.
 pub const RTMGRP_LINK: u32 = 1;
 
@@ -69,6 +84,10 @@ pub struct LinkQueues {
     /// `IFLA_ADDRESS`: the whole `dev_addr`, `addr_len` bytes (where
     /// `SIOCGIFHWADDR` gives only the first 14).
     pub address: Option<Vec<u8>>,
+    /// `IFLA_XDP`: `IFLA_XDP_ATTACHED` (`XDP_ATTACHED_*`) and
+    /// `IFLA_XDP_PROG_ID` (absent without a program).
+    pub xdp_attached: Option<u8>,
+    pub xdp_prog_id: Option<u32>,
 }
 
 /// The first eight counters of `IFLA_STATS64` (`struct
@@ -95,6 +114,15 @@ fn parse_link(b: &[u8]) -> LinkQueues {
     for (t, p) in attrs(b) {
         match t {
             IFLA_ADDRESS => l.address = Some(p.to_vec()),
+            IFLA_XDP => {
+                for (t, p) in attrs(p) {
+                    match t {
+                        IFLA_XDP_ATTACHED => l.xdp_attached = p.first().copied(),
+                        IFLA_XDP_PROG_ID => l.xdp_prog_id = u32_of(p),
+                        _ => {}
+                    }
+                }
+            }
             IFLA_IFNAME => l.name = String::from_utf8_lossy(p.split(|&c| c == 0).next().unwrap_or(&[])).into_owned(),
             IFLA_NUM_TX_QUEUES => l.num_tx_queues = u32_of(p),
             IFLA_NUM_RX_QUEUES => l.num_rx_queues = u32_of(p),
@@ -336,10 +364,28 @@ impl Nl {
         self.new_link_with(name, None, kind, data)
     }
 
+    /// RTM_SETLINK of `ifindex` with `IFLA_XDP` {`IFLA_XDP_FD` `fd`,
+    /// `IFLA_XDP_FLAGS` `flags`} (`ip link set DEV xdpdrv|xdpgeneric fd`;
+    /// `fd` -1 detaches, `ip link set DEV xdp off`): the kernel's answer.
+    pub fn set_xdp(&self, ifindex: i32, fd: i32, flags: u32) -> Result<(), i32> {
+        let mut xdp = Vec::new();
+        attr(&mut xdp, IFLA_XDP_FD, &fd.to_ne_bytes());
+        attr(&mut xdp, IFLA_XDP_FLAGS, &flags.to_ne_bytes());
+        let mut body = Self::ifinfomsg(ifindex);
+        attr(&mut body, IFLA_XDP | NLA_F_NESTED, &xdp);
+        self.msg_ack(RTM_SETLINK, 0, &body)
+    }
+
     /// Sends RTM_NEWLINK `body` with `flags`, asking for an answer: the
     /// kernel's answer.
     fn newlink_ack(&self, flags: u16, body: &[u8]) -> Result<(), i32> {
-        self.send(RTM_NEWLINK, flags | NLM_F_ACK, body).map_err(|e| e.raw_os_error().unwrap_or(0))?;
+        self.msg_ack(RTM_NEWLINK, flags, body)
+    }
+
+    /// Sends a message of type `ty` with `body` and `flags`, asking for
+    /// an answer: the kernel's answer.
+    fn msg_ack(&self, ty: u16, flags: u16, body: &[u8]) -> Result<(), i32> {
+        self.send(ty, flags | NLM_F_ACK, body).map_err(|e| e.raw_os_error().unwrap_or(0))?;
         for (ty, body) in self.recv().map_err(|e| e.raw_os_error().unwrap_or(0))? {
             if ty == NLMSG_ERROR {
                 let e = i32::from_ne_bytes(body[0..4].try_into().unwrap());

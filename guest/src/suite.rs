@@ -110,6 +110,13 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("ebpf_filter", abi::ebpf::t_ebpf_filter, &[RUST, C]),
     ("ebpf_attach_errors", abi::ebpf::t_ebpf_attach_errors, &[RUST, C]),
     ("ebpf_progs_across_rmmod", abi::ebpf::t_ebpf_progs_across_rmmod, &[RUST]),
+    // XDP: tun.ko only until rust_tun implements it.
+    ("xdp_attach", abi::xdp::t_xdp_attach, &[C]),
+    ("xdp_actions", abi::xdp::t_xdp_actions, &[C]),
+    ("xdp_redirect_tap", abi::xdp::t_xdp_redirect_tap, &[C]),
+    ("xdp_redirect_veth", abi::xdp::t_xdp_redirect_veth, &[C]),
+    ("xdp_frames_teardown", abi::xdp::t_xdp_frames_teardown, &[C]),
+    ("xdp_swap_under_traffic", abi::xdp::t_xdp_swap_under_traffic, &[C]),
     ("fdinfo_bytes_name", abi::t_fdinfo_bytes_name, &[RUST, C]),
     ("misc_ioctls", abi::t_misc_ioctls, &[RUST, C]),
     ("state_notify", abi::t_state_notify, &[RUST, C]),
@@ -144,6 +151,7 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("delete_under_writers", vnet::napi::t_delete_under_writers, &[RUST, C]),
     ("vhost_net", vhost::t_vhost_net, &[RUST, C]),
     ("vhost_net_mq", vhost::t_vhost_net_mq, &[RUST, C]),
+    ("vhost_net_xdp", vhost::t_vhost_net_xdp, &[C]),
     ("vhost_net_backpressure", vhost::t_vhost_net_backpressure, &[RUST, C]),
     // Issue 40: vhost-net's transmit into the TAP against tun.c.
     ("vhost_net_napi_batch_tail_fails", vhost::t_vhost_net_napi_batch_tail_fails, &[RUST, C]),

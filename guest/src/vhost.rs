@@ -1499,3 +1499,115 @@ fn tx_tnl_offloads_on(n: Node) -> TestResult {
     println!("# tunnel GSO of 3000 and 6000 bytes through a 24-byte header, both paths: segmented, delivered, counted");
     Ok(())
 }
+
+/// Where the XDP test's receive buffers start (after `tx_kick()`'s
+/// slots), and how many it offers at once.
+const XDP_RX_AT: usize = TX_SLOTS * TX_SLOT;
+const XDP_RX_BUFS: usize = 32;
+
+/// vhost-net on a TAP with an XDP program (native, by rtnetlink), tun.ko
+/// the reference: XDP_PASS with 600 frames each way (transmit in
+/// `TUN_MSG_PTR` batches through `tun_xdp_one()`); XDP_DROP of what
+/// vhost-net transmits (nothing reaches the stack, one `rx_dropped`
+/// each); XDP_TX of it (each frame comes back into the receive queue,
+/// an xdp_frame on the ring, behind the zeroed header; `rx_*` count it
+/// going in, `tx_*` with the header coming out); and frames another
+/// TAP's program redirects into this one (`ndo_xdp_xmit`) read by
+/// vhost-net's receive path. rust_tun runs it once it implements XDP.
+pub fn t_vhost_net_xdp(n: Node) -> TestResult {
+    with_vhost_net(n, vhost_net_xdp_on)
+}
+
+/// Offers the XDP test's receive buffers, filled with 0xee.
+fn xdp_rx_offer(vh: &mut Vhost, k: usize) -> TestResult {
+    let bufs: Vec<(*mut u8, usize)> = (0..k).map(|i| (vh.buf.at(XDP_RX_AT + i * 2048), 2048)).collect();
+    for &(b, len) in &bufs {
+        // SAFETY: A receive slot of our buffer pages, not in flight.
+        unsafe { std::ptr::write_bytes(b, 0xee, len) };
+    }
+    vh.rx.add_many(&bufs, true)
+}
+
+/// Waits for `frames` to come into the receive buffers offered by
+/// `xdp_rx_offer()`, in order, each behind the zeroed header.
+fn xdp_rx_check(vh: &mut Vhost, frames: &[Vec<u8>], what: &str) -> TestResult {
+    // As data_both_ways(): 7.3's vhost-net writes num_buffers 1, 6.12's
+    // tun and vhost-net leave the bytes.
+    let num_buffers = if kernel_is_7_3() { [1, 0] } else { [0xee, 0xee] };
+    for (i, f) in frames.iter().enumerate() {
+        let len = vh.rx.wait_used(Duration::from_secs(5)).map_err(|e| format!("{what}: frame {i}: {e}"))?;
+        check!(len as usize == HDR_LEN + f.len(), "{what}: frame {i}: used length {len}, expected {}", HDR_LEN + f.len());
+        // SAFETY: The device wrote `len` bytes into receive slot `i` and
+        // gave it back (buffers come back in order).
+        let got = unsafe { std::slice::from_raw_parts(vh.buf.at(XDP_RX_AT + i * 2048), len as usize) };
+        check!(got[..10].iter().all(|&b| b == 0) && got[10..12] == num_buffers, "{what}: frame {i}: header {:02x?}", &got[..HDR_LEN]);
+        check!(got[HDR_LEN..] == f[..], "{what}: frame {i} differs");
+    }
+    Ok(())
+}
+
+fn vhost_net_xdp_on(n: Node) -> TestResult {
+    use crate::abi::xdp::{attach, delta, detach, quiet_up, redirect_prog, ret_prog, XDP_DROP, XDP_PASS, XDP_TX, ZERO};
+    let name = format!("{}vx0", n.tap_prefix);
+    let t = vhost_tap(n, &name, IFF_TAP | IFF_NO_PI, HDR_LEN)?;
+    let nl = nl::Nl::open(0).map_err(|e| e.to_string())?;
+    attach(&nl, &name, &ret_prog(XDP_PASS)?)?;
+    let mut vh = Vhost::with_pages((XDP_RX_AT + XDP_RX_BUFS * 2048) / PAGE)?;
+    vh.set_backend(t.fd()).map_err(|e| format!("VHOST_NET_SET_BACKEND: errno {e} ({})", errname(e)))?;
+    check_batching(&t)?;
+    data_both_ways(&mut vh, &name)?;
+
+    let mac = hwaddr(&name)?;
+    let rsock = packet_socket(nl::ifindex(&name), true)?;
+    let frames: Vec<Vec<u8>> = (0..XDP_RX_BUFS).map(|i| test_frame(mac, i as u8, 60 + i * 13)).collect();
+    let bufs: Vec<Vec<u8>> = frames.iter().map(|f| hdr0(f)).collect();
+    let len_sum: u64 = frames.iter().map(|f| f.len() as u64).sum();
+    let k = frames.len() as u64;
+
+    // XDP_DROP of what vhost-net transmits.
+    attach(&nl, &name, &ret_prog(XDP_DROP)?)?;
+    let c0 = counters(&name)?;
+    for chunk in bufs.chunks(TX_SLOTS) {
+        tx_kick(&mut vh, chunk)?;
+    }
+    let mut rb = [0u8; 2048];
+    check!(recv_within(&rsock, &mut rb, Duration::from_millis(300)).is_none(), "XDP_DROP: a frame vhost-net sent reached the stack");
+    let d = delta(&c0, &counters(&name)?);
+    check!(d == Counters { rx_dropped: k, ..ZERO }, "XDP_DROP of {k} transmitted frames: counters {d:?}, expected rx_dropped {k}");
+
+    // XDP_TX: back into the receive queue.
+    attach(&nl, &name, &ret_prog(XDP_TX)?)?;
+    xdp_rx_offer(&mut vh, frames.len())?;
+    let c0 = counters(&name)?;
+    for chunk in bufs.chunks(TX_SLOTS) {
+        tx_kick(&mut vh, chunk)?;
+    }
+    xdp_rx_check(&mut vh, &frames, "XDP_TX")?;
+    check!(recv_within(&rsock, &mut rb, Duration::from_millis(100)).is_none(), "XDP_TX: a frame reached the stack");
+    let d = delta(&c0, &counters(&name)?);
+    let want = Counters { rx_packets: k, rx_bytes: len_sum, tx_packets: k, tx_bytes: len_sum + k * HDR_LEN as u64, ..ZERO };
+    check!(d == want, "XDP_TX of {k} frames: counters {d:?}, expected {want:?}");
+
+    // Redirected in from another TAP, read by vhost-net.
+    detach(&nl, &name)?;
+    let src_name = format!("{}vxs", n.tap_prefix);
+    let src = Tun::create_nonblock(n.path, &src_name, IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF {src_name}: errno {e}"))?;
+    quiet_up(&src_name)?;
+    attach(&nl, &src_name, &redirect_prog(&name)?)?;
+    xdp_rx_offer(&mut vh, frames.len())?;
+    let c0 = counters(&name)?;
+    for (i, f) in frames.iter().enumerate() {
+        check!(src.write(f) == Ok(f.len()), "redirect: write {i} on {src_name}");
+    }
+    xdp_rx_check(&mut vh, &frames, "redirected")?;
+    let d = delta(&c0, &counters(&name)?);
+    let want = Counters { tx_packets: k, tx_bytes: len_sum + k * HDR_LEN as u64, ..ZERO };
+    check!(d == want, "{k} frames redirected in: counters {d:?}, expected {want:?}");
+
+    vh.set_backend(-1).map_err(|e| format!("VHOST_NET_SET_BACKEND -1: errno {e}"))?;
+    drop(vh);
+    drop(src);
+    drop(t);
+    println!("# XDP under vhost-net: PASS 600 each way, DROP and TX of {k} transmitted frames, {k} redirected in");
+    Ok(())
+}
