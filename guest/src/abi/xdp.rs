@@ -346,7 +346,11 @@ pub fn t_xdp_attach(n: Node) -> TestResult {
 ///   unknown count nothing at all; TX and REDIRECT count nothing on the
 ///   receiving side (the skb goes out through `ndo_start_xmit`);
 /// - the write returns the whole length in every case; the frame read
-///   back counts `tx_packets`/`tx_bytes` on the device read.
+///   back counts `tx_packets`/`tx_bytes` on the device read;
+/// - REDIRECT to a device that is down or to no device: native counts
+///   one `rx_dropped`, generic nothing;
+/// - native XDP_TX into a full ring (`txqueuelen` 4): every frame counts
+///   `rx_packets`, each one the ring refuses one `tx_dropped`.
 ///
 /// With `IFF_VNET_HDR` (size 12) the XDP_TX frame comes back behind a
 /// zeroed header (7.3 zeroes the padding, 6.12 leaves it) and `tx_bytes`
@@ -393,8 +397,46 @@ pub fn t_xdp_actions(n: Node) -> TestResult {
             check!(db == want_b, "{path} {what}: rt-xa1 counters {db:?}, expected {want_b:?}");
         }
     }
+    // REDIRECT to a device that is down, and to no device: native drops
+    // and counts one rx_dropped, generic drops uncounted.
+    sh("ip link set rt-xa1 down")?;
+    for native in [true, false] {
+        set_nonblock(&a, native)?;
+        let path = if native { "native" } else { "generic" };
+        for (target, what) in [(ifindex("rt-xa1"), "a down device"), (0x7fff_fff0, "no device")] {
+            attach(&nl, "rt-xa0", &bpf::xdp(&bpf::redirect(target))?)?;
+            seq += 1;
+            let f = xframe(seq, len);
+            let (a0, b0) = (counters("rt-xa0")?, counters("rt-xa1")?);
+            let w = a.write(&f);
+            check!(w == Ok(len), "{path} REDIRECT to {what}: write {w:?}");
+            let (stack, back, there) = (rx.frames(Duration::from_millis(200)), drain(&a), drain(&b));
+            check!(stack.is_empty() && back.is_empty() && there.is_empty(), "{path} REDIRECT to {what}: frames at the stack {}, back {}, on rt-xa1 {}", stack.len(), back.len(), there.len());
+            let (da, db) = (delta(&a0, &counters("rt-xa0")?), delta(&b0, &counters("rt-xa1")?));
+            let want_a = Counters { rx_dropped: u64::from(native), ..ZERO };
+            check!(da == want_a && db == ZERO, "{path} REDIRECT to {what}: rt-xa0 {da:?} (expected {want_a:?}), rt-xa1 {db:?}");
+        }
+    }
     detach(&nl, "rt-xa0")?;
     drop((a, b));
+
+    // XDP_TX into a full ring (txqueuelen 4), native: each frame is
+    // counted received (tun_xdp_tx() gives no error for a frame the ring
+    // refused) and each refused one is a tx_dropped.
+    let f4 = xtap(n, "rt-xa4", IFF_TAP | IFF_NO_PI)?;
+    set_nonblock(&f4, true)?;
+    sh("ip link set rt-xa4 qlen 4")?;
+    attach(&nl, "rt-xa4", &ret_prog(XDP_TX)?)?;
+    let c0 = counters("rt-xa4")?;
+    let sent: Vec<Vec<u8>> = (0..6).map(|i| xframe(200 + i, len)).collect();
+    for f in &sent {
+        check!(f4.write(f) == Ok(len), "XDP_TX into a full ring: write");
+    }
+    read_back(&f4, &sent[..4], 0, "XDP_TX, 6 into a ring of 4")?;
+    let d = delta(&c0, &counters("rt-xa4")?);
+    let want = Counters { rx_packets: 6, rx_bytes: 6 * l, tx_packets: 4, tx_bytes: 4 * l, tx_dropped: 2, ..ZERO };
+    check!(d == want, "XDP_TX, 6 into a ring of 4: counters {d:?}, expected {want:?}");
+    drop(f4);
 
     // A vnet header.
     const HL: usize = 12;
@@ -630,6 +672,8 @@ pub fn t_xdp_frames_teardown(n: Node) -> TestResult {
         })
     };
     pinned(&frames(100, 20))?;
+    let ready = poll_fd(q[0].fd(), libc::POLLIN, Duration::ZERO).unwrap_or(0);
+    check!(ready & libc::POLLIN != 0, "the frames sent from CPU 0 are not on queue 0");
     setqueue(&q[0], IFF_DETACH_QUEUE).map_err(|e| format!("TUNSETQUEUE detach: {e}"))?;
     setqueue(&q[0], IFF_ATTACH_QUEUE).map_err(|e| format!("TUNSETQUEUE attach: {e}"))?;
     let left: usize = q.iter().map(|t| drain(t).len()).sum();
@@ -661,6 +705,8 @@ pub fn t_xdp_frames_teardown(n: Node) -> TestResult {
         for f in frames(400, 30) {
             send(&f)?;
         }
+        let ready = poll_fd(t.fd(), libc::POLLIN, Duration::ZERO).unwrap_or(0);
+        check!(ready & libc::POLLIN != 0, "{name}: no frame queued");
         if persist {
             ioctl_val(t.fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
             sh(&format!("ip link del {name}"))?;
