@@ -5,12 +5,13 @@ use super::*;
 
 /// Chaos-only operations: the module's own files (open, read, poll,
 /// close), rmmod with whatever is open, a forked child working on
-/// inherited descriptors, and network namespaces: a device created in one
+/// inherited descriptors, network namespaces: a device created in one
 /// of its own (its queues then worked on from the initial namespace), a
 /// device of the initial namespace moved into a namespace that dies at
-/// once (its queues still open here), the namespace's last handle let go.
+/// once (its queues still open here), the namespace's last handle let go;
+/// and XDP programs attached and detached (`xdp_step`).
 pub fn chaos_step(w: &Mutex<World>, node: &str, rng: &mut Rng) -> (String, Result<i64, i32>, bool) {
-    let op = rng.below(8);
+    let op = rng.below(9);
     // A namespace costs its creation and its cleanup (a work item that
     // takes rtnl for each of its steps): a few per process.
     let op = if (5..=6).contains(&op) && {
@@ -23,6 +24,7 @@ pub fn chaos_step(w: &Mutex<World>, node: &str, rng: &mut Rng) -> (String, Resul
         op
     };
     match op {
+        8 => xdp_step(w, rng),
         5 => {
             let (ns, name) = {
                 let g = w.lock().unwrap_or_else(|e| e.into_inner());
@@ -188,4 +190,48 @@ impl NonblockOpen for std::fs::OpenOptions {
         use std::os::unix::fs::OpenOptionsExt;
         self.custom_flags(if on { libc::O_NONBLOCK } else { 0 })
     }
+}
+
+/// An XDP program attached to or detached from one of the devices by
+/// rtnetlink (`IFLA_XDP`, what `ip link set DEV xdp...` sends): native,
+/// generic or default mode; a program returning PASS, DROP, TX or
+/// ABORTED, or redirecting to another of the devices; a detach; or a
+/// descriptor that is no XDP program (a socket filter, the tun fd, -2).
+/// Chaos only: a program changes where frames go, which the differential
+/// run would see as divergences while rust_tun has no XDP. The errnos the
+/// core and tun.c give (a TUN device refuses native mode: `EOPNOTSUPP`;
+/// native over generic: `EEXIST`; no program: `EINVAL`, `EBADF`; the
+/// device gone: `ENODEV`) are all plausible.
+fn xdp_step(w: &Mutex<World>, rng: &mut Rng) -> (String, Result<i64, i32>, bool) {
+    use crate::nl::{Nl, XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE};
+    let dev = rng.below(HOME as u64) as usize;
+    let other = rng.below(HOME as u64) as usize;
+    let (name, target, tun_fd) = {
+        let g = w.lock().unwrap_or_else(|e| e.into_inner());
+        (g.name(dev), g.name(other), g.queues.first().map(|q| q.file.as_raw_fd()).unwrap_or(-2))
+    };
+    let (mode, mode_name) = [(XDP_FLAGS_DRV_MODE, "native"), (XDP_FLAGS_SKB_MODE, "generic"), (0, "default")][rng.below(3) as usize];
+    let pick = rng.below(9);
+    let (prog, what): (Result<Option<OwnedFd>, String>, String) = match pick {
+        0..=3 => {
+            let act = [2u32, 1, 3, 0][pick as usize];
+            (crate::bpf::xdp(&crate::bpf::ret(act)).map(Some), format!("ret {act}"))
+        }
+        4 => (crate::bpf::xdp(&crate::bpf::redirect(crate::nl::ifindex(&target))).map(Some), format!("redirect to {target}")),
+        5 | 6 => (Ok(None), "-1 (detach)".into()),
+        7 => (crate::bpf::socket_filter(&crate::bpf::ret(0)).map(Some), "a socket filter".into()),
+        _ => (Ok(None), "the tun fd or -2".into()),
+    };
+    let fd = match (&prog, pick) {
+        (Ok(Some(p)), _) => p.as_raw_fd(),
+        (Ok(None), 5 | 6) => -1,
+        (Ok(None), _) => tun_fd,
+        // Without bpf(2) (or as a user it refuses): nothing to attach.
+        (Err(_), _) => return (format!("XDP {what} (not loaded)"), Ok(0), false),
+    };
+    let r = match Nl::open(0) {
+        Ok(nl) => nl.set_xdp(crate::nl::ifindex(&name), fd, mode),
+        Err(e) => Err(e.raw_os_error().unwrap_or(0)),
+    };
+    (format!("IFLA_XDP {what} {mode_name} on {name}"), r.map(|_| 0), false)
 }
