@@ -17,7 +17,9 @@
 //! unpublishes without a grace period, a timer's owner stays whole
 //! while the timer may fire, an eBPF program read from its slot runs only
 //! inside the RCU section that found it and only on an skb lent
-//! exclusively, and the driver above `sys/` has no `unsafe`.
+//! exclusively, an XDP buffer does not outlive the receive queue its
+//! program reads, an XDP context does not leave the section that set it
+//! up, and the driver above `sys/` has no `unsafe`.
 
 #![allow(dead_code, unused_variables, unused_imports)]
 
@@ -254,4 +256,26 @@ fn bpf_prog_outlives_rcu(slot: &RcuArc<SkFilterProg>, skb: &mut SkBuff) -> u32 {
 fn bpf_prog_on_shared_skb(prog: &SkFilterProg, skb: &SkBuff) -> u32 {
     let rcu = crate::sys::rcu::read_lock();
     prog.run(skb, &rcu)
+}
+
+/// E0597: an XDP buffer outlives the receive queue its `xdp_buff` points
+/// to (a program run later would read a dead stack slot).
+#[cfg(rtun_compile_fail = "xdp_buff_outlives_rxq")]
+fn xdp_buff_outlives_rxq<'a>(
+    dev: &NetDevice<()>,
+    from: &mut crate::sys::IovIterSource<'_>,
+) -> Result<crate::sys::xdp::OwnedXdpBuff<'a>> {
+    let rxq = crate::sys::xdp::XdpRxq::new(dev, 0);
+    crate::sys::xdp::OwnedXdpBuff::from_iter(256, 64, from, &rxq)
+}
+
+/// E0521: an XDP context escapes the section (`with_xdp_ctx`) whose
+/// `bpf_net_context` it stands for (a redirect through it would use a
+/// context already cleared, its frames never flushed).
+#[cfg(rtun_compile_fail = "xdp_ctx_escapes")]
+fn xdp_ctx_escapes() {
+    let bh = crate::sys::BhDisabled::new();
+    let rcu = crate::sys::rcu::read_lock();
+    let mut out = None;
+    crate::sys::xdp::with_xdp_ctx(&bh, &rcu, |ctx| out = Some(ctx));
 }
