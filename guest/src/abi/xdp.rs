@@ -650,7 +650,10 @@ pub fn t_xdp_frames_teardown(n: Node) -> TestResult {
     }
     read_back(&d, &more[..4], 0, "6 into a ring of 4")?;
     let dd = delta(&c0, &counters("rt-xf1")?);
-    check!(dd == Counters { tx_packets: 8, tx_bytes: 8 * 90, tx_dropped: 2, ..ZERO }, "ring of 4: counters {dd:?} (the shrink frees uncounted, each refused frame one tx_dropped)");
+    // tun.c frees what the shrink has no room for uncounted; rust_tun
+    // counts it in tx_dropped (a deliberate difference, see `t_txqlen`).
+    let purged = if n.module == "rust_tun" { 46 } else { 0 };
+    check!(dd == Counters { tx_packets: 8, tx_bytes: 8 * 90, tx_dropped: 2 + purged, ..ZERO }, "ring of 4: counters {dd:?} (the shrink's 46 frames: {purged} counted; each refused frame one tx_dropped)");
     sh("ip link set rt-xf1 qlen 500")?;
     drop(d);
 
