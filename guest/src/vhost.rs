@@ -1512,8 +1512,10 @@ const XDP_RX_BUFS: usize = 32;
 /// each); XDP_TX of it (each frame comes back into the receive queue,
 /// an xdp_frame on the ring, behind the zeroed header; `rx_*` count it
 /// going in, `tx_*` with the header coming out); and frames another
-/// TAP's program redirects into this one (`ndo_xdp_xmit`) read by
-/// vhost-net's receive path. rust_tun runs it once it implements XDP.
+/// TAP's program, and a veth's where the guest has veth.ko, redirect
+/// into this one (`ndo_xdp_xmit`) read by vhost-net's receive path
+/// (`vhost_net_buf_peek_len()` of an xdp_frame, `tun_recvmsg()`).
+/// rust_tun runs it once it implements XDP.
 pub fn t_vhost_net_xdp(n: Node) -> TestResult {
     with_vhost_net(n, vhost_net_xdp_on)
 }
@@ -1536,7 +1538,16 @@ fn xdp_rx_check(vh: &mut Vhost, frames: &[Vec<u8>], what: &str) -> TestResult {
     let num_buffers = if kernel_is_7_3() { [1, 0] } else { [0xee, 0xee] };
     for (i, f) in frames.iter().enumerate() {
         let len = vh.rx.wait_used(Duration::from_secs(5)).map_err(|e| format!("{what}: frame {i}: {e}"))?;
-        check!(len as usize == HDR_LEN + f.len(), "{what}: frame {i}: used length {len}, expected {}", HDR_LEN + f.len());
+        if len as usize != HDR_LEN + f.len() {
+            // Which frame came instead (their lengths differ), and what
+            // came after it.
+            let which = |len: u32| frames.iter().position(|g| g.len() + HDR_LEN == len as usize);
+            let mut after = vec![which(len)];
+            while let Ok(l) = vh.rx.wait_used(Duration::from_millis(300)) {
+                after.push(which(l));
+            }
+            return Err(format!("{what}: frame {i}: used length {len}, expected {}; the frames that came, from this one: {after:?}", HDR_LEN + f.len()));
+        }
         // SAFETY: The device wrote `len` bytes into receive slot `i` and
         // gave it back (buffers come back in order).
         let got = unsafe { std::slice::from_raw_parts(vh.buf.at(XDP_RX_AT + i * 2048), len as usize) };
@@ -1604,10 +1615,40 @@ fn vhost_net_xdp_on(n: Node) -> TestResult {
     let want = Counters { tx_packets: k, tx_bytes: len_sum + k * HDR_LEN as u64, ..ZERO };
     check!(d == want, "{k} frames redirected in: counters {d:?}, expected {want:?}");
 
+    // And from a veth, where the guest has one.
+    let veth = crate::abi::xdp::veth_pair("rt-vv0", "rt-vv1")?;
+    if veth {
+        let r = (|| -> TestResult {
+            attach(&nl, "rt-vv1", &redirect_prog(&name)?)?;
+            let sock = packet_socket(nl::ifindex("rt-vv0"), false)?;
+            xdp_rx_offer(&mut vh, frames.len())?;
+            let c0 = counters(&name)?;
+            for (i, f) in frames.iter().enumerate() {
+                // SAFETY: An all-zero sockaddr_ll is valid.
+                let mut to: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+                to.sll_family = libc::AF_PACKET as u16;
+                to.sll_protocol = ETH_P_TEST.to_be();
+                to.sll_ifindex = nl::ifindex("rt-vv0");
+                to.sll_halen = 6;
+                // SAFETY: `f` and `to` are valid for the lengths given.
+                let r = unsafe { libc::sendto(sock.as_raw_fd(), f.as_ptr().cast(), f.len(), 0, (&to as *const libc::sockaddr_ll).cast(), std::mem::size_of::<libc::sockaddr_ll>() as u32) };
+                check!(r == f.len() as isize, "veth: frame {i}: sendto: {r}, errno {}", errno());
+            }
+            xdp_rx_check(&mut vh, &frames, "redirected from a veth")?;
+            let d = delta(&c0, &counters(&name)?);
+            let want = Counters { tx_packets: k, tx_bytes: len_sum + k * HDR_LEN as u64, ..ZERO };
+            check!(d == want, "{k} frames redirected in from a veth: counters {d:?}, expected {want:?}");
+            Ok(())
+        })();
+        let _ = sh("ip link del rt-vv0");
+        r?;
+    }
+
     vh.set_backend(-1).map_err(|e| format!("VHOST_NET_SET_BACKEND -1: errno {e}"))?;
     drop(vh);
     drop(src);
     drop(t);
-    println!("# XDP under vhost-net: PASS 600 each way, DROP and TX of {k} transmitted frames, {k} redirected in");
+    let from_veth = if veth { ", and from a veth" } else { " (no veth in this guest)" };
+    println!("# XDP under vhost-net: PASS 600 each way, DROP and TX of {k} transmitted frames, {k} redirected in from a TAP{from_veth}");
     Ok(())
 }
