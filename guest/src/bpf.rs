@@ -50,6 +50,12 @@ pub const fn mov_imm(dst: u8, imm: i32) -> Insn {
     Insn { code: 0xb7, regs: dst & 0xf, off: 0, imm }
 }
 
+/// Any instruction: opcode, destination and source registers, offset,
+/// immediate.
+pub const fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
+    Insn { code, regs: (dst & 0xf) | (src << 4), off, imm }
+}
+
 /// `call HELPER` (`BPF_EMIT_CALL`).
 pub const fn call(helper: i32) -> Insn {
     Insn { code: 0x85, regs: 0, off: 0, imm: helper }
@@ -62,6 +68,38 @@ pub const BPF_FUNC_REDIRECT: i32 = 23;
 /// to device `ifindex` (`XDP_REDIRECT`, or `XDP_ABORTED` on bad flags).
 pub fn redirect(ifindex: i32) -> Vec<Insn> {
     vec![mov_imm(1, ifindex), mov_imm(2, 0), call(BPF_FUNC_REDIRECT), exit()]
+}
+
+/// `bpf_xdp_adjust_head()`, `bpf_xdp_adjust_tail()` (`BPF_FUNC_*`).
+pub const BPF_FUNC_XDP_ADJUST_HEAD: i32 = 44;
+pub const BPF_FUNC_XDP_ADJUST_TAIL: i32 = 65;
+
+/// `helper(ctx, delta); return act`: an XDP program moving the frame's
+/// start (`BPF_FUNC_XDP_ADJUST_HEAD`, a positive delta drops bytes) or
+/// end (`BPF_FUNC_XDP_ADJUST_TAIL`, a negative delta cuts).
+pub fn xdp_adjust(helper: i32, delta: i32, act: u32) -> Vec<Insn> {
+    vec![mov_imm(2, delta), call(helper), mov_r0(act as i32), exit()]
+}
+
+/// An XDP program returning the frame's byte `off` as its action (the
+/// frame picks), `XDP_DROP` if the frame is shorter: direct packet
+/// access from `xdp_md->data`, bounded by `data_end`.
+pub fn xdp_byte_action(off: i16) -> Vec<Insn> {
+    vec![
+        // r2 = ctx->data; r3 = ctx->data_end
+        insn(0x61, 2, 1, 0, 0),
+        insn(0x61, 3, 1, 4, 0),
+        // r4 = r2 + off + 1; if r4 > r3 goto drop
+        insn(0xbf, 4, 2, 0, 0),
+        insn(0x07, 4, 0, 0, off as i32 + 1),
+        insn(0x2d, 4, 3, 2, 0),
+        // r0 = *(u8 *)(r2 + off); exit
+        insn(0x71, 0, 2, off, 0),
+        exit(),
+        // drop: r0 = XDP_DROP; exit
+        mov_r0(1),
+        exit(),
+    ]
 }
 
 /// `exit` (`BPF_EXIT_INSN`).

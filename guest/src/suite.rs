@@ -110,9 +110,10 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("ebpf_filter", abi::ebpf::t_ebpf_filter, &[RUST, C]),
     ("ebpf_attach_errors", abi::ebpf::t_ebpf_attach_errors, &[RUST, C]),
     ("ebpf_progs_across_rmmod", abi::ebpf::t_ebpf_progs_across_rmmod, &[RUST]),
-    // XDP: tun.ko only until rust_tun implements it.
+    // XDP (guest/src/abi/xdp.rs).
     ("xdp_attach", abi::xdp::t_xdp_attach, &[RUST, C]),
     ("xdp_actions", abi::xdp::t_xdp_actions, &[RUST, C]),
+    ("xdp_adjust", abi::xdp::t_xdp_adjust, &[RUST, C]),
     ("xdp_redirect_tap", abi::xdp::t_xdp_redirect_tap, &[RUST, C]),
     ("xdp_redirect_veth", abi::xdp::t_xdp_redirect_veth, &[RUST, C]),
     ("xdp_frames_teardown", abi::xdp::t_xdp_frames_teardown, &[RUST, C]),

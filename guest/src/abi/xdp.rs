@@ -863,3 +863,75 @@ pub fn t_xdp_swap_under_traffic(n: Node) -> TestResult {
     }
     Ok(())
 }
+
+/// The program sees the frame and changes it, on both write paths: a
+/// program whose action is the frame's byte 14 (direct packet access)
+/// picks PASS, DROP or TX frame by frame, on a plain TAP and behind a
+/// vnet header (which the program must not see); `bpf_xdp_adjust_tail()`
+/// cutting 10 bytes, then PASS (the stack gets the cut frame) or TX (it
+/// comes back cut); `bpf_xdp_adjust_head()` dropping 4 bytes, then TX.
+/// Counters as tun.ko keeps them: a PASS counts the length written
+/// (`tun_get_user()`'s), a native TX the length after the program.
+pub fn t_xdp_adjust(n: Node) -> TestResult {
+    let nl = Nl::open(0).map_err(|e| e.to_string())?;
+    let len = 120usize;
+    let l = len as u64;
+    for (flags, name, hl) in [(IFF_TAP | IFF_NO_PI, "rt-xj0", 0usize), (IFF_TAP | IFF_NO_PI | IFF_VNET_HDR, "rt-xj1", 10)] {
+        let t = xtap(n, name, flags)?;
+        let rx = Rx::open(name)?;
+        for native in [true, false] {
+            set_nonblock(&t, native)?;
+            let path = if native { "native" } else { "generic" };
+            attach(&nl, name, &bpf::xdp(&bpf::xdp_byte_action(14))?)?;
+            let mut seq = 0;
+            for act in [XDP_PASS, XDP_DROP, XDP_TX, XDP_PASS, XDP_TX] {
+                seq += 1;
+                let mut f = xframe(seq, len);
+                f[14] = act as u8;
+                let mut w = vec![0u8; hl];
+                w.extend_from_slice(&f);
+                check!(t.write(&w) == Ok(w.len()), "{path} {name}: write");
+                let stack = rx.frames(Duration::from_millis(200));
+                let back: Vec<Vec<u8>> = drain(&t).into_iter().map(|b| b[hl.min(b.len())..].to_vec()).collect();
+                let one = |v: bool| -> Vec<Vec<u8>> { if v { vec![f.clone()] } else { vec![] } };
+                check!(stack == one(act == XDP_PASS) && back == one(act == XDP_TX), "{path} {name}: byte 14 = {act}: {} at the stack, {} back", stack.len(), back.len());
+            }
+            // The tail cut by 10, then PASS or TX; the head moved by 4,
+            // then TX.
+            for (helper, by, act, what) in [
+                (bpf::BPF_FUNC_XDP_ADJUST_TAIL, -10, XDP_PASS, "tail -10, PASS"),
+                (bpf::BPF_FUNC_XDP_ADJUST_TAIL, -10, XDP_TX, "tail -10, TX"),
+                (bpf::BPF_FUNC_XDP_ADJUST_HEAD, 4, XDP_TX, "head +4, TX"),
+            ] {
+                attach(&nl, name, &bpf::xdp(&bpf::xdp_adjust(helper, by, act))?)?;
+                seq += 1;
+                let f = xframe(seq, len);
+                let want = if helper == bpf::BPF_FUNC_XDP_ADJUST_TAIL { f[..len - 10].to_vec() } else { f[4..].to_vec() };
+                let mut w = vec![0u8; hl];
+                w.extend_from_slice(&f);
+                let c0 = counters(name)?;
+                check!(t.write(&w) == Ok(w.len()), "{path} {name} {what}: write");
+                let stack = rx.frames(Duration::from_millis(200));
+                let back = drain(&t);
+                let d = delta(&c0, &counters(name)?);
+                let k = want.len() as u64;
+                if act == XDP_PASS {
+                    check!(stack == [want.clone()] && back.is_empty(), "{path} {name} {what}: {} at the stack ({:?} bytes), {} back", stack.len(), stack.iter().map(Vec::len).collect::<Vec<_>>(), back.len());
+                    let want_c = Counters { rx_packets: 1, rx_bytes: l, ..ZERO };
+                    check!(d == want_c, "{path} {name} {what}: counters {d:?}, expected {want_c:?}");
+                } else {
+                    check!(stack.is_empty() && back.len() == 1, "{path} {name} {what}: {} at the stack, {} back", stack.len(), back.len());
+                    check!(back[0].len() == hl + want.len() && back[0][..hl].iter().all(|&b| b == 0) && back[0][hl..] == want[..], "{path} {name} {what}: {} bytes back, expected {}", back[0].len(), hl + want.len());
+                    // Read back: an xdp_frame counts the header
+                    // (tun_put_user_xdp()), an skb does not.
+                    let tx_bytes = if native { k + hl as u64 } else { k };
+                    let rx_n = u64::from(native);
+                    let want_c = Counters { rx_packets: rx_n, rx_bytes: rx_n * k, tx_packets: 1, tx_bytes, ..ZERO };
+                    check!(d == want_c, "{path} {name} {what}: counters {d:?}, expected {want_c:?}");
+                }
+            }
+        }
+        detach(&nl, name)?;
+    }
+    Ok(())
+}
