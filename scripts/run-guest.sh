@@ -3,7 +3,7 @@
 #
 # Boot the test kernel in QEMU (TCG) with an initramfs holding busybox, the
 # modules (rust_tun.ko, rust_dummy.ko, rust_tun_vhost.ko and testmod/rtun_veto.ko beside it if built, and the C
-# tun/pktgen/dummy from the same build, geneve and its UDP tunnel modules
+# tun/pktgen/dummy from the same build, geneve and its UDP tunnel modules, veth
 # when the kernel builds them), the guest programs and
 # GUEST_SCRIPT; stream the console to the terminal and to a log; exit with
 # the guest's verdict.
@@ -220,8 +220,11 @@ else
 	# them (and vnet_tnl_read's tunnel). 6.12's kernels build none of them.
 	# vhost-net (rust-tun.config), for the vhost_net test: vhost_net.ko and
 	# what it needs (vhost.ko, vhost_iotlb.ko; tap.ko where the kernel builds it).
+	# veth (VETH=m), whose native XDP redirects into a TAP (xdp_redirect_veth,
+	# vhost_net_xdp) and which the clients' wg-veth topology runs over.
 	for m in drivers/net/geneve.ko net/ipv4/udp_tunnel.ko net/ipv6/ip6_udp_tunnel.ko \
-		drivers/vhost/vhost_net.ko drivers/vhost/vhost.ko drivers/vhost/vhost_iotlb.ko drivers/net/tap.ko; do
+		drivers/vhost/vhost_net.ko drivers/vhost/vhost.ko drivers/vhost/vhost_iotlb.ko drivers/net/tap.ko \
+		drivers/net/veth.ko; do
 		[ ! -f "$kdir/$m" ] || cp "$kdir/$m" "$root/lib/modules/"
 	done
 fi

@@ -35,7 +35,8 @@ pub fn t_clients(n: Node) -> TestResult {
     // The topologies users build (a tap in a bridge with a veth to another
     // namespace, VLAN over a tap, wireguard-go over veth) need the bridge,
     // veth and 8021q modules: Debian's kernel has them, the test kernels
-    // do not. There each must run and pass, and everywhere each that ran.
+    // veth alone (wg-veth runs there). On Debian's each must run and pass,
+    // and everywhere each that ran.
     let ran: Vec<String> = text
         .lines()
         .find_map(|l| l.strip_prefix("RTUN-TOPOLOGIES:"))
