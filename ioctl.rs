@@ -375,7 +375,11 @@ pub(crate) fn tun_chr_ioctl(
                 Ok(0)
             }
             TUNSETOFFLOAD => set_offload(dev, arg, rtnl).map(|()| 0),
-            TUNSETTXFILTER => tap_only(tun).and_then(|()| tun_set_txfilter(tun, arg)),
+            TUNSETTXFILTER => {
+                let ret = tap_only(tun).and_then(|()| tun_set_txfilter(tun, arg));
+                tun.update_tx_filters(rtnl);
+                ret
+            }
             SIOCGIFHWADDR => {
                 // In the caller's `ifreq` as it came, as tun.c: only what
                 // `dev_get_mac_address()` writes changes.
@@ -449,7 +453,11 @@ pub(crate) fn tun_chr_ioctl(
             }
             TUNGETDEVNETNS => return dev.open_netns(rtnl),
             TUNSETSTEERINGEBPF => tun_set_ebpf(&tun.steering_prog, arg, rtnl),
-            TUNSETFILTEREBPF => tun_set_ebpf(&tun.filter_prog, arg, rtnl),
+            TUNSETFILTEREBPF => {
+                let ret = tun_set_ebpf(&tun.filter_prog, arg, rtnl);
+                tun.update_tx_filters(rtnl);
+                ret
+            }
             _ => Err(EINVAL),
         };
         if do_notify {

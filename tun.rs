@@ -284,6 +284,10 @@ pub(crate) struct Tun {
     sndbuf: AtomicI32,
     /// `tun->txflt`: the TAP destination filter (`TUNSETTXFILTER`).
     txflt: TxFilter,
+    /// Ours: whether the TAP filter or the eBPF filter (`filter_prog`) is
+    /// on, so that the transmit path tests both with one load while
+    /// neither is ([`Tun::update_tx_filters`]); written under rtnl.
+    tx_filters: AtomicBool,
     /// `tun->fprog`: the classic BPF program of `TUNATTACHFILTER`, which
     /// each attached file's socket runs on transmit.
     fprog: RtnlLocked<SockFprog>,
@@ -351,6 +355,7 @@ impl Tun {
             group: AtomicU32::new(INVALID_ID),
             sndbuf: AtomicI32::new(sndbuf),
             txflt: TxFilter::new(),
+            tx_filters: AtomicBool::new(false),
             fprog: RtnlLocked::new(SockFprog::default()),
             steering_prog: RcuArc::null(),
             filter_prog: RcuArc::null(),
@@ -380,6 +385,13 @@ impl Tun {
     /// is added to a packet's length).
     fn vnet_hdr_size(&self) -> usize {
         self.vnet_hdr_sz.load(Ordering::Relaxed) as u32 as usize
+    }
+
+    /// Sets `tx_filters` after the TAP filter or the eBPF filter changed
+    /// (under rtnl, as both change).
+    fn update_tx_filters(&self, _rtnl: &sys::Rtnl<'_>) {
+        let on = self.txflt.is_on() || self.filter_prog.is_some();
+        self.tx_filters.store(on, Ordering::Relaxed);
     }
 
     fn numqueues(&self) -> u32 {

@@ -204,29 +204,22 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
 
     tun_automq_xmit::<UNGUARDED>(tun, &skb, &rcu);
 
-    // Drop if the TAP filter (`TUNSETTXFILTER`) does not like it; one load
-    // while it is off (only TAPs can turn it on).
-    if tun.txflt.is_on() && !tun.txflt.check(skb.head::<ETH_ALEN>().as_ref()) {
-        return tun_net_xmit_drop(dev, skb, DropReason::TAP_TXFILTER);
-    }
-    // The file's classic BPF filter (`TUNATTACHFILTER`), which may trim.
-    if tfile.sock.has_filter() {
-        skb = match tfile.sock.filter(skb) {
+    // The filters, in tun.c's order: the TAP filter (`TUNSETTXFILTER`),
+    // the file's classic BPF filter (`TUNATTACHFILTER`), the device's eBPF
+    // filter (`TUNSETFILTEREBPF`). While neither of the device's is on,
+    // one load tests both (`tx_filters`).
+    if !tun.tx_filters.load(Ordering::Relaxed) {
+        if tfile.sock.has_filter() {
+            skb = match tfile.sock.filter(skb) {
+                Ok(skb) => skb,
+                Err((skb, reason)) => return tun_net_xmit_drop(dev, skb, reason),
+            };
+        }
+    } else {
+        skb = match tun_net_xmit_filters(dev, tfile, skb, &rcu) {
             Ok(skb) => skb,
             Err((skb, reason)) => return tun_net_xmit_drop(dev, skb, reason),
         };
-    }
-
-    // The device's eBPF filter (`TUNSETFILTEREBPF`, `run_ebpf_filter()`):
-    // its value is the length to keep, 0 drops.
-    if let Some(prog) = tun.filter_prog.get(&rcu) {
-        let len = prog.run(&mut skb, &rcu);
-        if len == 0 {
-            return tun_net_xmit_drop(dev, skb, DropReason::TAP_FILTER);
-        }
-        if skb.trim(len).is_err() {
-            return tun_net_xmit_drop(dev, skb, DropReason::NOMEM);
-        }
     }
 
     if skb.orphan_frags_rx().is_err() {
@@ -258,6 +251,36 @@ fn tun_net_xmit<const UNGUARDED: bool>(mut skb: SkBuff, dev: &TunDev, bh: &BhOff
     }
     tfile.sock.wq().wake_up_poll_if_sleeper(poll::IN);
     TxResult::Ok
+}
+
+/// `tun_net_xmit()`'s filters while the device has one of its own on:
+/// the TAP filter drops what it does not like (only TAPs can turn it on),
+/// the file's classic filter may drop or trim, the eBPF filter's value is
+/// the length to keep (`run_ebpf_filter()`: 0 drops).
+#[inline(never)]
+fn tun_net_xmit_filters(
+    dev: &TunDev,
+    tfile: &TunFile,
+    mut skb: SkBuff,
+    rcu: &rcu::Guard,
+) -> Result<SkBuff, (SkBuff, DropReason)> {
+    let tun = dev.priv_();
+    if tun.txflt.is_on() && !tun.txflt.check(skb.head::<ETH_ALEN>().as_ref()) {
+        return Err((skb, DropReason::TAP_TXFILTER));
+    }
+    if tfile.sock.has_filter() {
+        skb = tfile.sock.filter(skb)?;
+    }
+    if let Some(prog) = tun.filter_prog.get(rcu) {
+        let len = prog.run(&mut skb, rcu);
+        if len == 0 {
+            return Err((skb, DropReason::TAP_FILTER));
+        }
+        if skb.trim(len).is_err() {
+            return Err((skb, DropReason::NOMEM));
+        }
+    }
+    Ok(skb)
 }
 
 /// 7.3's `tun_net_xmit()` with `IFF_BACKPRESSURE`: under the producer
