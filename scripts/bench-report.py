@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn the guests' BENCH lines into rust-tun's benchmark tables.
 
-usage: bench-report.py OUTDIR XMIT_LOG WRITE_LOG MICRO_LOG MEM_LOG GSO_LOG KERNEL [VHOST_LOG [STEER_LOG]]
+usage: bench-report.py OUTDIR XMIT_LOG WRITE_LOG MICRO_LOG MEM_LOG GSO_LOG KERNEL [VHOST_LOG [STEER_LOG [XDP_LOG]]]
 
 KERNEL is the kernel the guests ran (6.12, 7.3, or 7.3-debian: Debian's
 own 7.3.4+deb13-amd64): the tables say what C tun of that tree guards,
 which differs.
 
-Writes OUTDIR/{xmit,write,micro,mem,gso,vhost,steer}.json (vhost and steer
-when their logs are given: earlier runs had neither), OUTDIR/results.md and
+Writes OUTDIR/{xmit,write,micro,mem,gso,vhost,steer,xdp}.json (vhost, steer
+and xdp when their logs are given: earlier runs had none), OUTDIR/results.md and
 OUTDIR/chart.svg, and prints results.md. Under QEMU -icount shift=0 one
 guest nanosecond is one guest instruction (both vCPUs together), so
 instructions per packet = 1e9 / pps.
@@ -74,6 +74,7 @@ def main():
     outdir, xlog, wlog, mlog, memlog, glog, kernel = sys.argv[1:8]
     vlog = sys.argv[8] if len(sys.argv) > 8 else None
     slog = sys.argv[9] if len(sys.argv) > 9 else None
+    dlog = sys.argv[10] if len(sys.argv) > 10 else None
     os.makedirs(outdir, exist_ok=True)
     xmit = bench_lines(xlog, "xmit")
     write = bench_lines(wlog, "write")
@@ -86,6 +87,9 @@ def main():
     steer = bench_lines(slog, "steer") if slog else []
     if slog and not steer:
         sys.exit("bench-report: no BENCH steer lines in %s" % slog)
+    xdp = bench_lines(dlog, "xdp") if dlog else []
+    if dlog and not xdp:
+        sys.exit("bench-report: no BENCH xdp lines in %s" % dlog)
     if not (xmit and write and micro and mem and gso):
         sys.exit("bench-report: missing BENCH lines (xmit %d, write %d, micro %d, mem %d, gso %d)"
                  % (len(xmit), len(write), len(micro), len(mem), len(gso)))
@@ -240,7 +244,9 @@ def main():
                "transmit queue into the stack (`sendmsg` of `TUN_MSG_PTR` batches of",
                "`xdp_buff`s, each frame freed on arrival: an ethertype no one handles);",
                "rx, from an `AF_PACKET` socket on the TAP into receive buffers (the ring",
-               "consumed by vhost-net, `recvmsg`). vhost_net.ko binds to one provider of",
+               "consumed by vhost-net, `recvmsg`); tx-xdp, tx with an `XDP_PASS` program",
+               "on the TAP (`SOCK_XDP`: each buffer through the program, `tun_xdp_one()`).",
+               "vhost_net.ko binds to one provider of",
                "tun.ko's exports at a time, so the drivers take turns, each with",
                "vhost_net.ko loaded over its provider (tun.ko; rust_tun_vhost.ko), in",
                "several rounds. One vCPU (`-smp 1`): the vhost-net worker and the",
@@ -258,8 +264,9 @@ def main():
             md.append("| %s | %s | %d | %d | %s | %.1f |" % (
                 key[0], key[1], med["packets"], med["pps"], " / ".join(str(r["pps"]) for r in rs),
                 med["ns_per_packet"]))
-        for d in ("tx", "rx"):
-            vratios[d] = ratio(vmed[("rust_tun", d)]["pps"], vmed[("tun", d)]["pps"])
+        for d in ("tx", "rx", "tx-xdp"):
+            if ("rust_tun", d) in vmed and ("tun", d) in vmed:
+                vratios[d] = ratio(vmed[("rust_tun", d)]["pps"], vmed[("tun", d)]["pps"])
 
     # Table 7.
     sratios = {}
@@ -287,6 +294,30 @@ def main():
         for prog in ("bpf", "none"):
             if ("rust_tun", prog) in smed and ("tun", prog) in smed:
                 sratios[prog] = ratio(smed[("rust_tun", prog)]["pps"], smed[("tun", prog)]["pps"])
+
+    # Table 8.
+    dratios = {}
+    if xdp:
+        md += ["", "## XDP (native, TAP writes of 60-byte frames, writer on CPU 1)", "",
+               "`rtun bench-xdp` writes frames from one non-blocking file into a TAP",
+               "whose native XDP program (attached by rtnetlink) decides their fate;",
+               "both drivers then build each write in a page fragment and run the",
+               "program on it (`tun_build_skb()`). drop: `XDP_DROP`; tx: `XDP_TX`, each",
+               "frame read back by the writer after its write; redirect:",
+               "`bpf_redirect()` into a second TAP of the same driver (its",
+               "`ndo_xdp_xmit`), each frame read back from it. Each row's median over",
+               "five boots with the xmit table's paddings. vhost-net's transmit through",
+               "an `XDP_PASS` program is table 6's tx-xdp row.", "",
+               "| driver | row | writes/guest-second (median) | each boot | instructions/write |",
+               "|---|---|---:|---|---:|"]
+        dmed = {}
+        for key, rs, med in medians(xdp, ("driver", "row"), "pps", drivers_last(1)):
+            dmed[key] = med
+            md.append("| %s | %s | %d | %s | %.1f |" % (
+                key[0], key[1], med["pps"], " / ".join(str(r["pps"]) for r in rs), med["ns_per_packet"]))
+        for row in ("drop", "tx", "redirect"):
+            if ("rust_tun", row) in dmed and ("tun", row) in dmed:
+                dratios[row] = ratio(dmed[("rust_tun", row)]["pps"], dmed[("tun", row)]["pps"])
 
     def pc(impl, rfs, variant):
         return per_call[(impl, rfs, variant)]["over_floor_per_call"]
@@ -333,6 +364,10 @@ def main():
     for prog, r in sorted(sratios.items()):
         targets.append(("Steering, prog=%s: rust_tun / C tun pps" % prog,
                         "%.4f (need >= 1.000)" % r, r >= 1.0 - 1e-9))
+    for row in ("drop", "tx", "redirect"):
+        if row in dratios:
+            targets.append(("XDP %s: rust_tun / C tun writes per guest-second" % row,
+                            "%.4f (need >= 1.000)" % dratios[row], dratios[row] >= 1.0 - 1e-9))
     for q in (1, 4):
         r = ratio(mp[("rust_tun", q)], mp[("tun", q)])
         targets.append(("Memory per idle device, %d queue(s): rust_tun / C tun" % q,
@@ -356,6 +391,9 @@ def main():
     if steer:
         with open(os.path.join(outdir, "steer.json"), "w") as f:
             json.dump(steer, f, indent=1)
+    if xdp:
+        with open(os.path.join(outdir, "xdp.json"), "w") as f:
+            json.dump(xdp, f, indent=1)
     with open(os.path.join(outdir, "micro.json"), "w") as f:
         json.dump({"runs": micro,
                    "per_call": {"%s/rfs%d/%s" % k: v for k, v in per_call.items()},

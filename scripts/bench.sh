@@ -11,11 +11,15 @@
 #   3. micro-benchmark: 10M calls of the record step, Rust and C
 #   5. GSO: 64 KB UDP GSO writes and reads with the virtio-net header, both
 #      drivers taking turns in one process, in five boots as table 1
+#   8. XDP: non-blocking writes into a TAP whose native program drops
+#      them, sends them back (XDP_TX) or redirects them into a second TAP
+#      (ndo_xdp_xmit), in five boots as table 1 (and vhost-net's transmit
+#      through an XDP_PASS program, a row of table 6)
 #   4. memory: idle persistent devices, rust_tun and C tun (one plain TCG
 #      boot for both, rounds alternating which goes first: memory does not
 #      depend on time)
 # on each kernel series (7.3 and 6.12, each against its own tun.ko), and
-# writes Documentation/benchmarks/linux-SERIES/{xmit,write,micro,mem,gso,vhost,steer}.json,
+# writes Documentation/benchmarks/linux-SERIES/{xmit,write,micro,mem,gso,vhost,steer,xdp}.json,
 # results.md and chart.svg, then prints each results.md.
 #
 # usage: scripts/bench.sh [--kernel SERIES] [XMIT_PACKETS] [WRITE_PACKETS]
@@ -77,6 +81,8 @@ padded_boots xmit "$xmit_count"
 # The steering table likewise: pktgen (queue_xmit) into a four-queue TAP of
 # each driver (bench-steer.sh).
 padded_boots steer "$xmit_count"
+# The XDP table likewise: both drivers' TAPs taking turns (bench-xdp.sh).
+padded_boots xdp 50000
 # The GSO table likewise: five boots with the same paddings, both drivers
 # taking turns in each (bench-gso.sh).
 for boot in 1 2 3 4 5; do
@@ -113,7 +119,7 @@ run --timeout 3600 --log "$logs/mem.log" \
 	"$RT_TOP/scripts/guest/bench-mem.sh" >/dev/null
 python3 "$RT_TOP/scripts/bench-report.py" "$RT_TOP/Documentation/benchmarks/linux-$series" \
 	"$logs/xmit.log" "$logs/write.log" "$logs/micro.log" "$logs/mem.log" "$logs/gso.log" "$series" \
-	"$logs/vhost.log" "$logs/steer.log"
+	"$logs/vhost.log" "$logs/steer.log" "$logs/xdp.log"
 }
 for series in "${series_list[@]}"; do
 	rt_log "benchmarks on Linux $series"

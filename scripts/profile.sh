@@ -11,6 +11,7 @@
 # usage: scripts/profile.sh [--debian] gso [write|read] [COUNT] [NAPI] [CHUNK]
 #        scripts/profile.sh [--debian] xmit [COUNT]
 #        scripts/profile.sh [--debian] vhost [tx|rx] [COUNT]
+#        scripts/profile.sh [--debian] xdp [drop|tx|redirect] [COUNT]
 # --debian: on Debian's own kernel (booted with nokaslr: the symbols are
 # System.map's), rust_tun as scripts/build-debian.sh built it.
 # gso: COUNT 64 KB GSO payloads per driver through scripts/guest/
@@ -18,7 +19,8 @@
 # benchmark; default one turn each). xmit: one round of the xmit benchmark
 # (pktgen, COUNT packets per row); the guarded rust_tun rows against C tun's,
 # for each RPS mode. vhost: COUNT frames through vhost-net per driver
-# (scripts/guest/profile-vhost.sh, one CPU as the benchmark).
+# (scripts/guest/profile-vhost.sh, one CPU as the benchmark). xdp: COUNT
+# writes of one row of the XDP benchmark per driver (profile-xdp.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel=test
@@ -95,7 +97,15 @@ vhost)
 	turns="1:rust 3:c"
 	compare="vhost-$dir:rust:c"
 	;;
-*) rt_die "usage: $0 gso|xmit|vhost ..." ;;
+xdp)
+	row=${2:-drop} count=${3:-5000}
+	bash "$RT_TOP/scripts/run-guest.sh" --kernel "$kernel" --module "$ko" --icount --timeout 1800 \
+		--log "$work/console.log" "$RT_TOP/scripts/guest/profile-xdp.sh" "$row" "$count" >/dev/null
+	# bench-xdp marks its measured loop: rust_tun's turn, then C tun's.
+	turns="1:rust 3:c"
+	compare="xdp-$row:rust:c"
+	;;
+*) rt_die "usage: $0 gso|xmit|vhost|xdp ..." ;;
 esac
 python3 - "$ko" "$ctun" "$sysmap" "$work" "$count" "$turns" "$compare" "$(dirname "$ctun")/../vhost" <<'PY'
 import bisect, os, re, subprocess, sys

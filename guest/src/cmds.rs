@@ -183,3 +183,72 @@ fn steer_drain_run(node: &str, name: &str, queues: &str, prog: &str) -> Result<(
     // The readers are blocked in read(): exit without joining them.
     std::process::exit(0);
 }
+
+/// `rtun bench-xdp NODE ROW COUNT`: the XDP benchmark (table 8), COUNT
+/// 60-byte frames written from CPU 1 into a TAP of `node`'s driver whose
+/// native XDP program (attached by rtnetlink) decides their fate, the
+/// writer's fd non-blocking so that both drivers run the program on the
+/// page-fragment path (`tun_build_skb()`). Rows: `drop` (XDP_DROP, writes
+/// only), `tx` (XDP_TX: each frame read back from the writer's fd after
+/// its write), `redirect` (to a second TAP of the same driver through its
+/// `ndo_xdp_xmit`, each frame read back from that TAP). Timed with
+/// CLOCK_MONOTONIC (guest instructions under -icount); every frame of
+/// `tx` and `redirect` must come back byte for byte. Prints one `BENCH
+/// xdp` line.
+pub fn bench_xdp(node: &str, row: &str, count: u32) -> Result<String, String> {
+    use abi::xdp::{attach, quiet_up, redirect_prog, ret_prog, xframe, XDP_DROP, XDP_TX};
+    check!(count > 0, "COUNT must be positive");
+    let (src, dst) = ("bx0", "bx1");
+    let a = Tun::create(node, src, IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF {src}: errno {e}"))?;
+    quiet_up(src)?;
+    let b = if row == "redirect" {
+        let b = Tun::create(node, dst, IFF_TAP | IFF_NO_PI).map_err(|e| format!("TUNSETIFF {dst}: errno {e}"))?;
+        quiet_up(dst)?;
+        Some(b)
+    } else {
+        None
+    };
+    let prog = match row {
+        "drop" => ret_prog(XDP_DROP)?,
+        "tx" => ret_prog(XDP_TX)?,
+        "redirect" => redirect_prog(dst)?,
+        _ => return Err(format!("ROW is drop, tx or redirect, not {row}")),
+    };
+    let nl = nl::Nl::open(0).map_err(|e| e.to_string())?;
+    attach(&nl, src, &prog)?;
+    // Non-blocking, both: the writes take tun_build_skb(), and a frame
+    // sent back or redirected is on its ring when the write returns.
+    for t in std::iter::once(&a).chain(b.as_ref()) {
+        // SAFETY: Setting O_NONBLOCK on our fd.
+        unsafe { libc::fcntl(t.fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+        drain_ports(t);
+    }
+    let back = b.as_ref().map_or(a.fd(), |b| b.fd());
+    let f = xframe(0, 60);
+    let mut buf = vec![0u8; 2048];
+    pin_to_cpu(1)?;
+    // scripts/profile.sh's marks around the measured part.
+    let marks = std::env::var_os("RTUN_PROF_SYNC").is_some();
+    if marks {
+        // SAFETY: sync(2) takes no arguments.
+        unsafe { libc::sync() };
+    }
+    let t0 = Instant::now();
+    for i in 0..count {
+        fd_write(a.fd(), &f).map_err(|e| format!("write {i}: errno {e}"))?;
+        if row != "drop" {
+            let n = fd_read(back, &mut buf).map_err(|e| format!("read {i}: errno {e}"))?;
+            check!(buf[..n] == f[..], "frame {i} came back as {n} other bytes");
+        }
+    }
+    let ns = t0.elapsed().as_nanos() as f64;
+    if marks {
+        // SAFETY: As above.
+        unsafe { libc::sync() };
+    }
+    Ok(format!(
+        "BENCH xdp row={row} packets={count} ns={ns:.0} pps={:.0} ns_per_packet={:.1}",
+        f64::from(count) * 1e9 / ns,
+        ns / f64::from(count)
+    ))
+}

@@ -131,6 +131,10 @@ fn main() {
             let num = |i: usize| args[i].parse().unwrap_or(0);
             report("bench-write", cmds::bench_write(&args[2], &args[3], num(4), num(5)))
         }
+        Some("bench-xdp") if args.len() == 5 => {
+            let num = |i: usize| args[i].parse().unwrap_or(0);
+            report("bench-xdp", cmds::bench_xdp(&args[2], &args[3], num(4)))
+        }
         Some("bench-gso") if args.len() == 5 => {
             let num = |i: usize| args[i].parse().unwrap_or(0);
             report("bench-gso", vnet::gso::bench_gso(&args[2], num(3), num(4)))
@@ -154,7 +158,8 @@ fn main() {
             eprintln!(
                 "usage: rtun test [FILTER] | rtun list [FILTER] | rtun tap-drain NODE NAME | rtun attach NODE NAME\n       \
                  rtun steer-drain NODE NAME QUEUES bpf|none\n       \
-                 rtun bench-write NODE NAME FLOWS PACKETS | rtun bench-vhost NODE tx|rx COUNT\n       \
+                 rtun bench-write NODE NAME FLOWS PACKETS | rtun bench-vhost NODE tx|rx|tx-xdp COUNT\n       \
+                 rtun bench-xdp NODE drop|tx|redirect COUNT\n       \
                  rtun stress NODE SEED SECS\n       \
                  rtun fuzz NODE SEED ITERS PROCS | rtun fuzz-diff SEED ITERS\n       \
                  rtun mkdevs NODE PREFIX COUNT QUEUES | rtun fd-client recv|fd ARG\n       \

@@ -671,13 +671,26 @@ fn vhost_net_mq_on(n: Node) -> TestResult {
 /// Prints one `BENCH vhost` line.
 pub fn bench_vhost(node: &str, dir: &str, count: usize) -> Result<String, String> {
     const BATCH: usize = 64;
-    check!(dir == "tx" || dir == "rx", "DIR is tx or rx");
+    check!(dir == "tx" || dir == "rx" || dir == "tx-xdp", "DIR is tx, rx or tx-xdp");
     check!(count >= BATCH, "COUNT below {BATCH}");
     let name = "bvh0";
     let t = Tun::create(node, name, IFF_TAP | IFF_NO_PI | IFF_VNET_HDR).map_err(|e| format!("TUNSETIFF: errno {e}"))?;
     let mut hl: libc::c_int = HDR_LEN as i32;
     ioctl_ptr(t.fd(), TUNSETVNETHDRSZ, &mut hl).map_err(|e| format!("TUNSETVNETHDRSZ: errno {e}"))?;
     sh(&format!("ip link set {name} up"))?;
+    // tx-xdp: vhost-net's transmit batches through an XDP_PASS program
+    // (attached before the backend, so SOCK_XDP gives vhost-net's buffers
+    // XDP's headroom from the first batch).
+    let _prog = if dir == "tx-xdp" {
+        let p = abi::xdp::ret_prog(abi::xdp::XDP_PASS)?;
+        let nl = nl::Nl::open(0).map_err(|e| e.to_string())?;
+        abi::xdp::attach(&nl, name, &p)?;
+        Some(p)
+    } else {
+        None
+    };
+    let row = dir;
+    let dir = if dir == "tx-xdp" { "tx" } else { dir };
     let mac = hwaddr(name)?;
     let mut vh = Vhost::with_pages(BATCH * 2048 / PAGE)?;
     vh.set_backend(t.fd()).map_err(|e| format!("VHOST_NET_SET_BACKEND: errno {e} ({})", errname(e)))?;
@@ -729,7 +742,7 @@ pub fn bench_vhost(node: &str, dir: &str, count: usize) -> Result<String, String
     }
     let packets = (batches * BATCH) as f64;
     vh.set_backend(-1).map_err(|e| format!("VHOST_NET_SET_BACKEND -1: errno {e}"))?;
-    Ok(format!("BENCH vhost dir={dir} packets={packets} ns={ns:.0} pps={:.0} ns_per_packet={:.1}", packets * 1e9 / ns, ns / packets))
+    Ok(format!("BENCH vhost dir={row} packets={packets} ns={ns:.0} pps={:.0} ns_per_packet={:.1}", packets * 1e9 / ns, ns / packets))
 }
 
 /// Frames of the backpressure test: a ring of `BP_RING`, then as many in

@@ -3,7 +3,9 @@
 # COUNT` moves COUNT frames through vhost-net and a TAP of each driver,
 # `tx` (vhost-net's transmit queue into the stack: the sendmsg of
 # TUN_MSG_PTR batches) and `rx` (the stack into vhost-net's receive
-# buffers: the ring consumed by vhost-net, recvmsg). vhost_net.ko binds to
+# buffers: the ring consumed by vhost-net, recvmsg) and `tx-xdp` (`tx` with
+# an XDP_PASS program on the TAP: SOCK_XDP, and each buffer of the batch
+# through the program, tun_xdp_one()). vhost_net.ko binds to
 # one provider of tun.ko's exports at a time, so each driver has its turn
 # with vhost_net.ko loaded over its provider (tun.ko; rust_tun_vhost.ko),
 # in ROUNDS rounds: rust_tun, tun, rust_tun, tun, ...
@@ -31,7 +33,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	for row in rust_tun:rust_tun_vhost:/dev/net/rust_tun tun:tun:/dev/net/tun; do
 		driver=${row%%:*} rest=${row#*:} provider=${rest%%:*} node=${rest#*:}
 		insmod $M/$provider.ko && vhost_up || { echo "bench: loading $provider and vhost_net failed"; rc=1; continue; }
-		for dir in tx rx; do
+		for dir in tx rx tx-xdp; do
 			out=$(rtun bench-vhost "$node" "$dir" "$COUNT") || { echo "bench: $out"; rc=1; continue; }
 			echo "$out" | sed "s/^BENCH vhost /BENCH vhost driver=$driver round=$round /"
 		done
