@@ -52,6 +52,7 @@ pub(crate) fn tun_xdp_set<'g>(
 }
 
 /// `__tun_xdp_flush_tfile()`: notifies and wakes up the reader.
+#[inline(always)]
 fn __tun_xdp_flush_tfile(tfile: &TunFile) {
     if tfile.fasync.load(Ordering::Relaxed) {
         tfile.sock.kill_fasync(FasyncBand::In);
@@ -62,6 +63,7 @@ fn __tun_xdp_flush_tfile(tfile: &TunFile) {
 /// The queue `tun_xdp_xmit()` queues on: `smp_processor_id() %
 /// numqueues`, sampled again if it was detached meanwhile; `None` without
 /// a queue.
+#[inline(always)]
 fn tun_xdp_tfile<'a>(dev: &'a TunDev, rcu: &'a rcu::Guard, bh: &BhOff) -> Option<&'a TunFile> {
     let tun = dev.priv_();
     loop {
@@ -80,6 +82,7 @@ fn tun_xdp_tfile<'a>(dev: &'a TunDev, rcu: &'a rcu::Guard, bh: &BhOff) -> Option
 /// of queue `smp_processor_id() % numqueues` until it is full (the rest
 /// counted in `tx_dropped` and left to the caller); the reader woken if
 /// `flush`. `ENXIO` without a queue (the caller frees every frame).
+#[inline(always)]
 pub(crate) fn tun_xdp_xmit(
     dev: &TunDev,
     frames: &mut XdpXmitFrames<'_>,
@@ -124,7 +127,10 @@ fn tun_xdp_tx(dev: &TunDev, buf: OwnedXdpBuff<'_>, bh: &BhOff) -> Result {
 /// failures in `rx_dropped`), `XDP_DROP`, `XDP_ABORTED` and unknown
 /// verdicts (warned about and traced) dropped and counted. Returns the
 /// packet back for `XDP_PASS`, and whether a redirect needs the batch's
-/// flush otherwise (the section flushes it, [`with_xdp_ctx`]).
+/// flush otherwise (the section flushes it, [`with_xdp_ctx`]). Inlined
+/// into its two callers: the buffer stays in their frames, not copied into
+/// a call's.
+#[inline(always)]
 pub(crate) fn tun_xdp_act<'r>(
     dev: &TunDev,
     prog: &XdpProg,

@@ -80,7 +80,8 @@ impl<const UNGUARDED: bool> NetDeviceOps for TunNetDev<UNGUARDED> {
         xdp::tun_xdp_set(dev, prog, rtnl)
     }
 
-    /// `tun_xdp_xmit()`.
+    /// `tun_xdp_xmit()`, inlined into the ops table's entry point.
+    #[inline(always)]
     fn xdp_xmit(dev: &TunDev, frames: &mut XdpXmitFrames<'_>, flush: bool, bh: &BhOff) -> Result {
         xdp::tun_xdp_xmit(dev, frames, flush, bh)
     }

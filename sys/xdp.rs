@@ -253,22 +253,40 @@ impl XdpRxq {
     }
 }
 
-/// A packet in memory a driver owns one page reference on, described by
-/// an `xdp_buff` whose queue is an [`XdpRxq`] of the caller's: what a
-/// program runs on, then becomes an skb ([`OwnedXdpBuff::build_skb`]), a
-/// frame ([`OwnedXdpBuff::into_frame`]), is redirected
+/// A packet in memory a driver owns, described by an `xdp_buff` whose
+/// queue is an [`XdpRxq`] of the caller's: what a program runs on, then
+/// becomes an skb ([`OwnedXdpBuff::build_skb`]), a frame
+/// ([`OwnedXdpBuff::into_frame`]), is redirected
 /// ([`OwnedXdpBuff::redirect`]) or is freed (on drop).
+///
+/// Two kinds of memory, as tun.c's two paths have them: a buffer of
+/// vhost-net's, on whose page this value owns a reference (put on drop);
+/// or a region of the writer's task fragment (`current->task_frag`) not
+/// yet taken from it (`frag`): it takes a page reference and moves the
+/// fragment's offset past the region only when the packet leaves as an
+/// skb or a frame (tun.c's `get_page(); alloc_frag->offset += buflen`), so
+/// a dropped packet costs the fragment nothing and the next write reuses
+/// the region.
 ///
 /// # Invariants
 ///
-/// `xdp` describes a buffer in one page (head page of `data`) on which
-/// this value owns a reference: `data_hard_start` up to `frame_sz` bytes,
-/// room for `struct skb_shared_info` at the end, `data_meta <= data <=
-/// data_end` inside it; `xdp.rxq` is valid for `'r`.
+/// `xdp` describes a buffer in one page (head page of `data`):
+/// `data_hard_start` up to `frame_sz` bytes, room for `struct
+/// skb_shared_info` at the end, `data_meta <= data <= data_end` inside
+/// it; `xdp.rxq` is valid for `'r`. Without `frag`, this value owns a
+/// reference on the page. With `frag`, the region is `frag->page` from
+/// `frag->offset` to `frag_end`, past the fragment's offset: nothing else
+/// uses the task's fragment for `'r` (the write call's iterator is
+/// borrowed for as long, and nothing the buffer's users run in the task
+/// -- a program, a redirect, the driver's own queueing -- takes from it).
 pub(crate) struct OwnedXdpBuff<'r> {
     xdp: bindings::xdp_buff,
     /// `xdp.frame_sz`, kept beside it.
     frame_sz: u32,
+    /// The task fragment the region is still part of, if it is.
+    frag: Option<NonNull<bindings::page_frag>>,
+    /// Where the fragment's offset goes when the region is taken.
+    frag_end: u32,
     _rxq: PhantomData<&'r XdpRxq>,
 }
 
@@ -282,7 +300,7 @@ impl<'r> OwnedXdpBuff<'r> {
     pub(crate) fn from_iter(
         headroom: usize,
         len: usize,
-        from: &mut IovIterSource<'_>,
+        from: &'r mut IovIterSource<'_>,
         rxq: &'r XdpRxq,
     ) -> Result<Self> {
         let shinfo = bindings::RTUN_SKB_SHINFO_SIZE as usize;
@@ -291,48 +309,59 @@ impl<'r> OwnedXdpBuff<'r> {
             return Err(EINVAL);
         }
         // SAFETY: The task's own fragment, used by this task alone and in
-        // process context; nothing the task runs until we are done with it
-        // below uses it (the copy may fault pages in, which does not).
-        let (page, offset) = unsafe {
+        // process context; for `'r` nothing else takes from it (the type
+        // invariants: `from`, the write's iterator, stays borrowed).
+        let (frag, page, offset) = unsafe {
             let frag = &mut (*bindings::get_current()).task_frag;
             let align = bindings::RTUN_SMP_CACHE_BYTES as usize;
             frag.offset = ((frag.offset as usize + align - 1) & !(align - 1)) as u32;
             if !bindings::skb_page_frag_refill(buflen as u32, frag, bindings::RTUN_GFP_KERNEL) {
                 return Err(ENOMEM);
             }
-            // The region is ours: a page reference of its own, and the
-            // fragment's offset past it.
-            bindings::get_page(frag.page);
-            let offset = frag.offset as usize;
-            frag.offset += buflen as u32;
-            (frag.page, offset)
+            (NonNull::from(&mut *frag), frag.page, frag.offset as usize)
         };
         // SAFETY: A page of the fragment, mapped (a lowmem page).
         let buf = unsafe { bindings::page_address(page) }
             .cast::<u8>()
             .wrapping_add(offset);
         let mut xdp = bindings::xdp_buff::default();
-        // SAFETY: `buflen` bytes at `buf` are ours (the region taken
-        // above), `headroom + len + shinfo` of them; `rxq` outlives the
-        // buffer's uses (`'r`).
+        // SAFETY: `buflen` bytes at `buf` are the fragment's free region,
+        // `headroom + len + shinfo` of them; `rxq` outlives the buffer's
+        // uses (`'r`).
         unsafe {
             bindings::xdp_init_buff(&mut xdp, buflen as u32, rxq.0.get());
             bindings::xdp_prepare_buff(&mut xdp, buf, headroom as i32, len as i32, true);
         }
-        // INVARIANT: The region and its page reference are ours; from here
-        // on the drop gives the reference back.
-        let this = Self {
-            xdp,
-            frame_sz: buflen as u32,
-            _rxq: PhantomData,
-        };
-        // SAFETY: `len` bytes at `headroom` into our page region.
+        // SAFETY: `len` bytes at `headroom` into the region.
         let copied =
             unsafe { bindings::copy_page_from_iter(page, offset + headroom, len, from.as_raw()) };
         if copied != len {
             return Err(EFAULT);
         }
-        Ok(this)
+        // INVARIANT: The fragment's free region, not taken yet.
+        Ok(Self {
+            xdp,
+            frame_sz: buflen as u32,
+            frag: Some(frag),
+            frag_end: (offset + buflen) as u32,
+            _rxq: PhantomData,
+        })
+    }
+
+    /// Takes the region from the task's fragment if it is still part of
+    /// it: a page reference of our own, the fragment's offset past it.
+    /// From here on this value owns a page reference either way.
+    #[inline(always)]
+    fn take_region(&mut self) {
+        if let Some(frag) = self.frag.take() {
+            // SAFETY: The fragment the region is part of (type invariants):
+            // live, and ours for `'r`.
+            unsafe {
+                let frag = &mut *frag.as_ptr();
+                bindings::get_page(frag.page);
+                frag.offset = self.frag_end;
+            }
+        }
     }
 
     /// A buffer of vhost-net's `TUN_MSG_PTR` batch, its queue set to `rxq`
@@ -355,6 +384,8 @@ impl<'r> OwnedXdpBuff<'r> {
         Self {
             xdp,
             frame_sz,
+            frag: None,
+            frag_end: 0,
             _rxq: PhantomData,
         }
     }
@@ -367,7 +398,7 @@ impl<'r> OwnedXdpBuff<'r> {
 
     /// `bpf_prog_run_xdp()`: the program's verdict on the packet, which it
     /// may change (move its start and end within the buffer, write it).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn run(&mut self, prog: &XdpProg, _ctx: &XdpCtx<'_>) -> u32 {
         // SAFETY: A live XDP program on a buffer we own (type invariants),
         // in an XDP section (`_ctx`: bottom halves off, RCU).
@@ -377,12 +408,14 @@ impl<'r> OwnedXdpBuff<'r> {
     /// `xdp_do_redirect()`: the packet goes where the program's
     /// `bpf_redirect*()` said, flushed when the section ends. An error
     /// leaves it ours (freed here).
+    #[inline(always)]
     pub(crate) fn redirect<P>(
         mut self,
         dev: &NetDevice<P>,
         prog: &XdpProg,
         ctx: &XdpCtx<'_>,
     ) -> Result {
+        self.take_region();
         // SAFETY: A buffer we own, redirected in the section its program
         // ran in (`ctx`); on success the target owns the page reference.
         let err = unsafe { bindings::xdp_do_redirect(dev.as_ptr(), &mut self.xdp, prog.as_ptr()) };
@@ -395,10 +428,13 @@ impl<'r> OwnedXdpBuff<'r> {
     /// `xdp_convert_buff_to_frame()`: the packet as a frame (its header in
     /// the headroom); `None` if the headroom is too small for it (tun.c's
     /// `EOVERFLOW`; the buffer is freed).
+    #[inline(always)]
     pub(crate) fn into_frame(mut self) -> Option<XdpFrame> {
-        // SAFETY: A buffer we own; the frame takes its page reference.
+        // SAFETY: A buffer we own, its headroom ours to write the frame in.
         let f = unsafe { bindings::xdp_convert_buff_to_frame(&mut self.xdp) };
         let f = NonNull::new(f)?;
+        // The frame takes the page reference.
+        self.take_region();
         core::mem::forget(self);
         // SAFETY: A new frame owning our page reference.
         Some(unsafe { XdpFrame::from_raw(f) })
@@ -408,7 +444,9 @@ impl<'r> OwnedXdpBuff<'r> {
     /// headroom up to `data`, the packet, its metadata (tun.c's
     /// `__tun_build_skb()`, `tun_xdp_one()`). `ENOMEM` if no skb can be
     /// had (the buffer is freed).
-    pub(crate) fn build_skb(self) -> Result<SkBuff> {
+    #[inline(always)]
+    pub(crate) fn build_skb(mut self) -> Result<SkBuff> {
+        self.take_region();
         let (xdp, frame_sz) = (self.xdp, self.frame_sz);
         // The page reference goes to the skb, or back in `build_skb_raw`.
         core::mem::forget(self);
@@ -419,8 +457,11 @@ impl<'r> OwnedXdpBuff<'r> {
 
 impl Drop for OwnedXdpBuff<'_> {
     fn drop(&mut self) {
-        // SAFETY: The page reference we own (type invariants).
-        unsafe { bindings::put_page(bindings::virt_to_head_page(self.xdp.data)) };
+        // A region still in the task's fragment stays there, to be reused.
+        if self.frag.is_none() {
+            // SAFETY: The page reference we own (type invariants).
+            unsafe { bindings::put_page(bindings::virt_to_head_page(self.xdp.data)) };
+        }
     }
 }
 
