@@ -473,6 +473,7 @@ impl Drop for OwnedXdpBuff<'_> {
 ///
 /// `xdp` describes a buffer as [`OwnedXdpBuff`]'s invariants say, `frame_sz`
 /// long, whose page reference the caller gives up.
+#[inline(always)]
 pub(super) unsafe fn build_skb_raw(xdp: &bindings::xdp_buff, frame_sz: u32) -> Result<SkBuff> {
     // SAFETY: The buffer and its size, with room for `skb_shared_info` at
     // the end (the caller); on success the skb owns the page reference.

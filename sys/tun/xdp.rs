@@ -103,6 +103,7 @@ impl XdpBuff<'_> {
     /// up to `data`, the frame, its metadata if any; the skb owns the page
     /// reference. `EINVAL` (the page given back) for a frame shorter than
     /// an Ethernet header, `ENOMEM` if no skb can be had.
+    #[inline(always)]
     pub(crate) fn build_skb(self) -> Result<EthFrame> {
         if self.len() < ETH_HLEN {
             return Err(EINVAL);
