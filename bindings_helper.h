@@ -292,7 +292,6 @@ const unsigned long RTUN_NETDEV_ALIGN = NETDEV_ALIGN;
 const unsigned long RTUN_SKB_SHINFO_SIZE = SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
 const unsigned int RTUN_NET_IP_ALIGN = NET_IP_ALIGN;
 const unsigned int RTUN_XDP_PACKET_HEADROOM = XDP_PACKET_HEADROOM;
-const unsigned int RTUN_SMP_CACHE_BYTES = SMP_CACHE_BYTES;
 const u32 RTUN_XDP_ABORTED = XDP_ABORTED;
 const u32 RTUN_XDP_DROP = XDP_DROP;
 const u32 RTUN_XDP_PASS = XDP_PASS;

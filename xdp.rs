@@ -10,8 +10,8 @@ use crate::chr::TUN_RX_PAD;
 use crate::queue::for_each_disabled;
 use crate::sys::tun::FasyncBand;
 use crate::sys::xdp::{
-    with_xdp_ctx, xdp_exception, OwnedXdpBuff, XdpCtx, XdpFrame, XdpProg, XdpRxq, XdpXmitFrames,
-    XDP_DROP, XDP_PACKET_HEADROOM, XDP_PASS, XDP_REDIRECT, XDP_TX,
+    skb_data_align, with_xdp_ctx, xdp_exception, OwnedXdpBuff, XdpCtx, XdpFrame, XdpProg, XdpRxq,
+    XdpXmitFrames, XDP_DROP, XDP_PACKET_HEADROOM, XDP_PASS, XDP_REDIRECT, XDP_TX,
 };
 use crate::sys::{
     poll, rcu, smp_processor_id, BhDisabled, BhOff, IovIterDest, IovIterSource, Rtnl, SkBuff,
@@ -167,10 +167,9 @@ pub(crate) fn tun_xdp_act<'r>(
 /// otherwise takes is the same packet).
 pub(crate) fn tun_can_build_skb(tfile: &TunFile, len: usize, noblock: bool) -> bool {
     let shinfo = bindings::RTUN_SKB_SHINFO_SIZE as usize;
-    let align = bindings::RTUN_SMP_CACHE_BYTES as usize;
     noblock
         && tfile.sock.sndbuf() == i32::MAX
-        && ((len + TUN_RX_PAD + XDP_PACKET_HEADROOM + align - 1) & !(align - 1)) + shinfo
+        && skb_data_align(len + TUN_RX_PAD + XDP_PACKET_HEADROOM) + shinfo
             <= bindings::RTUN_PAGE_SIZE as usize
 }
 

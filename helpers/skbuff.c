@@ -195,3 +195,8 @@ __rtun_helper int rtun_helper_pskb_trim(struct sk_buff *skb, unsigned int len)
 {
 	return pskb_trim(skb, len);
 }
+
+__rtun_helper unsigned int rtun_helper_skb_data_align(unsigned int x)
+{
+	return SKB_DATA_ALIGN(x);
+}

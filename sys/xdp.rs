@@ -313,8 +313,7 @@ impl<'r> OwnedXdpBuff<'r> {
         // invariants: `from`, the write's iterator, stays borrowed).
         let (frag, page, offset) = unsafe {
             let frag = &mut (*bindings::get_current()).task_frag;
-            let align = bindings::RTUN_SMP_CACHE_BYTES as usize;
-            frag.offset = ((frag.offset as usize + align - 1) & !(align - 1)) as u32;
+            frag.offset = skb_data_align(frag.offset as usize) as u32;
             if !bindings::skb_page_frag_refill(buflen as u32, frag, bindings::RTUN_GFP_KERNEL) {
                 return Err(ENOMEM);
             }
@@ -514,10 +513,11 @@ pub(crate) fn xdp_exception<P>(dev: &NetDevice<P>, prog: &XdpProg, act: u32) {
     }
 }
 
-/// `SKB_DATA_ALIGN()`.
-const fn skb_data_align(x: usize) -> usize {
-    let a = bindings::RTUN_SMP_CACHE_BYTES as usize;
-    (x + a - 1) & !(a - 1)
+/// `SKB_DATA_ALIGN()`: `x` rounded up to a cache line.
+#[inline(always)]
+pub(crate) fn skb_data_align(x: usize) -> usize {
+    // SAFETY: Arithmetic only.
+    unsafe { bindings::skb_data_align(x as u32) as usize }
 }
 
 /// `do_xdp_generic()`: generic XDP on a packet the stack would receive
