@@ -118,6 +118,7 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("xdp_redirect_veth", abi::xdp::t_xdp_redirect_veth, &[RUST, C]),
     ("xdp_frames_teardown", abi::xdp::t_xdp_frames_teardown, &[RUST, C]),
     ("xdp_swap_under_traffic", abi::xdp::t_xdp_swap_under_traffic, &[RUST, C]),
+    ("xdp_across_rmmod", abi::xdp::t_xdp_across_rmmod, &[RUST]),
     ("fdinfo_bytes_name", abi::t_fdinfo_bytes_name, &[RUST, C]),
     ("misc_ioctls", abi::t_misc_ioctls, &[RUST, C]),
     ("state_notify", abi::t_state_notify, &[RUST, C]),

@@ -935,3 +935,79 @@ pub fn t_xdp_adjust(n: Node) -> TestResult {
     }
     Ok(())
 }
+
+/// Frames redirected into `dst` (named `name`) through a fresh source
+/// TAP `rt-xm0` of `n`'s driver, whose file and program are gone again
+/// when this returns.
+fn redirect_through_source(n: Node, name: &str, frames: &[Vec<u8>]) -> TestResult {
+    let nl = Nl::open(0).map_err(|e| e.to_string())?;
+    let src = xtap(n, "rt-xm0", IFF_TAP | IFF_NO_PI)?;
+    set_nonblock(&src, true)?;
+    let r = redirect_prog(name)?;
+    let rid = bpf::prog_id(raw(&r))?;
+    attach(&nl, "rt-xm0", &r)?;
+    drop(r);
+    for f in frames {
+        let w = src.write(f);
+        check!(w == Ok(f.len()), "source write: {w:?}");
+    }
+    drop(src);
+    check!(bpf::wait_prog_freed(rid), "the source's redirect program was not freed");
+    Ok(())
+}
+
+/// `rmmod` with a native program attached to a TAP and redirected
+/// frames in its ring. Held by its open file, the TAP pins the module:
+/// rmmod is refused, and the frames are read back byte for byte after;
+/// the file closed with frames queued, the device, its frames and its
+/// program go, and the module unloads and loads again. Persistent
+/// (`TUNSETPERSIST`), the device pins the module without a file: rmmod
+/// is refused, the program stays, and frames queued on a reattached
+/// file are there until `ip link del`; then the module unloads. kmemleak
+/// checks the frames on the debug kernels.
+pub fn t_xdp_across_rmmod(_: Node) -> TestResult {
+    load("rust_tun")?;
+    let n = RUST;
+    let frames: Vec<Vec<u8>> = (0..40).map(|i| xframe(i, 60 + i as usize * 11)).collect();
+    let refused = |what: &str| -> TestResult {
+        let r = crate::hardening::delete_module("rust_tun");
+        check!(matches!(r, Err(e) if e == libc::EAGAIN || e == libc::EBUSY), "rmmod with {what}: {r:?}");
+        Ok(())
+    };
+    let unload_load = || -> TestResult {
+        crate::hardening::delete_module("rust_tun").map_err(|e| format!("rmmod: errno {e} ({})", errname(e)))?;
+        crate::hardening::finit_module("rust_tun").map_err(|e| format!("reload: errno {e}"))
+    };
+    for persist in [false, true] {
+        let nl = Nl::open(0).map_err(|e| e.to_string())?;
+        let dst = xtap(n, "rt-xm1", IFF_TAP | IFF_NO_PI)?;
+        let p = ret_prog(XDP_PASS)?;
+        let id = bpf::prog_id(raw(&p))?;
+        attach(&nl, "rt-xm1", &p)?;
+        drop((p, nl));
+        redirect_through_source(n, "rt-xm1", &frames)?;
+        if !persist {
+            refused("rt-xm1's file open, 40 frames queued")?;
+            check!(bpf::prog_exists(id), "rt-xm1's program freed while its file is open");
+            read_back(&dst, &frames, 0, "after the refused rmmod")?;
+            redirect_through_source(n, "rt-xm1", &frames[..10])?;
+            drop(dst);
+        } else {
+            ioctl_val(dst.fd(), TUNSETPERSIST, 1).map_err(|e| format!("TUNSETPERSIST: {e}"))?;
+            // The file's close frees its queue's frames (tun.c purges the
+            // ring on detach).
+            drop(dst);
+            refused("a persistent rt-xm1 and no file")?;
+            check!(bpf::prog_exists(id), "the persistent rt-xm1's program freed");
+            let dst = Tun::create(n.path, "rt-xm1", IFF_TAP | IFF_NO_PI).map_err(|e| format!("reattach rt-xm1: errno {e}"))?;
+            read_back(&dst, &[], 0, "reattached after the close")?;
+            redirect_through_source(n, "rt-xm1", &frames[..10])?;
+            sh("ip link del rt-xm1")?;
+            drop(dst);
+        }
+        check!(!link_exists("rt-xm1"), "rt-xm1 left (persist {persist})");
+        check!(bpf::wait_prog_freed(id), "rt-xm1's program not freed (persist {persist})");
+        unload_load()?;
+    }
+    Ok(())
+}
