@@ -8,12 +8,17 @@
 # or payload for each driver and the difference, largest first. A
 # development tool, not part of the tests or the benchmarks.
 #
-# usage: scripts/profile.sh [--debian] gso [write|read] [COUNT] [NAPI] [CHUNK]
-#        scripts/profile.sh [--debian] xmit [COUNT]
-#        scripts/profile.sh [--debian] vhost [tx|rx] [COUNT]
-#        scripts/profile.sh [--debian] xdp [drop|tx|redirect] [COUNT]
+# usage: scripts/profile.sh [--debian|--6.12] gso [write|read] [COUNT] [NAPI] [CHUNK]
+#        scripts/profile.sh [--debian|--6.12] xmit [COUNT]
+#        scripts/profile.sh [--debian|--6.12] vhost [tx|rx] [COUNT]
+#        scripts/profile.sh [--debian|--6.12] xdp [drop|tx|redirect] [COUNT]
 # --debian: on Debian's own kernel (booted with nokaslr: the symbols are
-# System.map's), rust_tun as scripts/build-debian.sh built it.
+# System.map's), rust_tun as scripts/build-debian.sh built it. --6.12: on
+# the 6.12 test kernel, with the tree's rust_tun.ko built for it (make
+# KDIR=$(scripts/build-kernel.sh --print-kdir 6.12-test)).
+# RTUN_PROF_ANNOTATE=STRING: also, for each function whose name holds
+# STRING, the instructions executed per packet at each of its offsets
+# (to read beside objdump -d of the module).
 # gso: COUNT 64 KB GSO payloads per driver through scripts/guest/
 # profile-gso.sh (the drivers take turns every CHUNK payloads, as in the
 # benchmark; default one turn each). xmit: one round of the xmit benchmark
@@ -24,15 +29,20 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel=test
-if [ "${1:-}" = --debian ]; then
-	kernel=7.3-debian
-	shift
-fi
+case "${1:-}" in
+--debian) kernel=7.3-debian && shift ;;
+--6.12) kernel=6.12-test && shift ;;
+esac
 what=${1:-gso}
 kdir=$(bash "$RT_TOP/scripts/build-kernel.sh" --print-kdir "$kernel")
 work=$(mktemp -d /tmp/rtun-prof.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 ko=$RT_TOP/rust_tun.ko sysmap=$kdir/System.map ctun=$kdir/drivers/net/tun.ko
+if [ "$kernel" != 7.3-debian ]; then
+	vermagic() { objcopy -O binary --only-section=.modinfo "$1" /dev/stdout | tr '\0' '\n' | sed -n 's/^vermagic=//p'; }
+	[ "$(vermagic "$ko")" = "$(vermagic "$ctun")" ] ||
+		rt_die "$ko is not built for $kdir: make KDIR=$kdir"
+fi
 if [ "$kernel" = 7.3-debian ]; then
 	mdir=$(rt_debian_moddir)
 	ko=$(rt_debian_pkgdir)/modules/rust_tun.ko ctun=$work/tun.ko
@@ -107,10 +117,11 @@ xdp)
 	;;
 *) rt_die "usage: $0 gso|xmit|vhost|xdp ..." ;;
 esac
-python3 - "$ko" "$ctun" "$sysmap" "$work" "$count" "$turns" "$compare" "$(dirname "$ctun")/../vhost" <<'PY'
+python3 - "$ko" "$ctun" "$sysmap" "$work" "$count" "$turns" "$compare" "$(dirname "$ctun")/../vhost" "${RTUN_PROF_ANNOTATE:-}" <<'PY'
 import bisect, os, re, subprocess, sys
 ko_rust, ko_c, sysmap, work, turns, compare = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[6], sys.argv[7]
 vhost_dir = sys.argv[8]
+annotate = sys.argv[9]
 count = int(sys.argv[5])
 syms = []
 for line in open(sysmap):
@@ -152,16 +163,24 @@ for t in turns.split():
         k = bisect.bisect_right(addrs, a) - 1
         name = "[user space]" if a < 1 << 47 else syms[k][1] if k >= 0 else "?"
         per[name] = per.get(name, 0) + int(c)
+        if annotate and annotate in name:
+            per.setdefault(("annotate", name), {})[a - syms[k][0]] = int(c)
 for cmp in compare.split():
     title, ra, rb = cmp.split(":")
     a, b = groups[ra], groups[rb]
-    ta, tb = sum(a.values()) / count, sum(b.values()) / count
+    ta, tb = (sum(v for k, v in g.items() if isinstance(k, str)) / count for g in (a, b))
     print("== %s: per packet/payload: rust_tun %.1f, tun %.1f, difference %+.1f" % (title, ta, tb, ta - tb))
+    names = [n for n in set(a) | set(b) if isinstance(n, str)]
     rows = sorted(((a.get(n, 0) - b.get(n, 0)) / count, n, a.get(n, 0) / count, b.get(n, 0) / count)
-                  for n in set(a) | set(b))
+                  for n in names)
     rows.sort(key=lambda x: -abs(x[0]))
     print("%-60s %10s %10s %9s" % ("function", "rust_tun", "tun", "diff"))
     for d, n, x, y in rows[:40]:
         if abs(d) >= 0.05:
             print("%-60s %10.1f %10.1f %+9.1f" % (n[:60], x, y, d))
+    for label, g in ((ra, a), (rb, b)):
+        for key in sorted(k for k in g if not isinstance(k, str)):
+            print("-- %s %s: offset, instructions executed per packet" % (label, key[1]))
+            for off, c in sorted(g[key].items()):
+                print("%8x %8.2f" % (off, c / count))
 PY
