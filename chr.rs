@@ -78,10 +78,12 @@ impl FileOps for TunChr {
         tun_chr_close(tfile)
     }
 
+    #[inline]
     fn read_iter(tfile: &TunFile, to: &mut IovIterDest<'_>, noblock: bool) -> Result<usize> {
         tun_chr_read_iter(tfile, to, noblock)
     }
 
+    #[inline]
     fn write_iter(tfile: &TunFile, from: &mut IovIterSource<'_>, noblock: bool) -> Result<usize> {
         tun_chr_write_iter(tfile, from, noblock)
     }
@@ -411,6 +413,7 @@ fn tun_rx_batched(skb: SkBuff) {
 }
 
 /// `tun_chr_write_iter()`.
+#[inline]
 fn tun_chr_write_iter(
     tfile: &TunFile,
     from: &mut IovIterSource<'_>,

@@ -222,6 +222,7 @@ pub(crate) fn tun_build_skb(
 /// header with `IFF_VNET_HDR` (no `tun_pi` header: tun.c writes none for
 /// frames); returns the bytes written, counted as transmitted with the
 /// header (tun.c's count).
+#[inline(always)]
 pub(crate) fn tun_put_user_xdp(
     dev: &TunDev,
     frame: XdpFrame,

@@ -185,6 +185,7 @@ pub(super) fn tun_do_read(
 
 /// `tun_chr_read_iter()`: `tun_do_read()` without a given packet, written
 /// out (the read path stays one function, as before `recvmsg` shared it).
+#[inline]
 pub(super) fn tun_chr_read_iter(
     tfile: &TunFile,
     to: &mut IovIterDest<'_>,

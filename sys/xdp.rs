@@ -418,7 +418,9 @@ impl<'r> OwnedXdpBuff<'r> {
         // SAFETY: A buffer we own, redirected in the section its program
         // ran in (`ctx`); on success the target owns the page reference.
         let err = unsafe { bindings::xdp_do_redirect(dev.as_ptr(), &mut self.xdp, prog.as_ptr()) };
-        kernel::error::to_result(err)?;
+        if err != 0 {
+            return Err(Error::from_errno(err));
+        }
         ctx.redirected.set(true);
         core::mem::forget(self);
         Ok(())

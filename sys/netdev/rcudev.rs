@@ -68,6 +68,7 @@ impl<P> RcuDev<P> {
     }
 
     /// `tun_get()`: a counted reference to the device, if any.
+    #[inline]
     pub(crate) fn get(&self) -> Option<ARef<NetDevice<P>>> {
         let _rcu = rcu::read_lock();
         let p = self.0.load(Ordering::Acquire);
