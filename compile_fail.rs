@@ -258,15 +258,28 @@ fn bpf_prog_on_shared_skb(prog: &SkFilterProg, skb: &SkBuff) -> u32 {
     prog.run(skb, &rcu)
 }
 
-/// E0597: an XDP buffer outlives the receive queue its `xdp_buff` points
+/// E0515: an XDP buffer outlives the receive queue its `xdp_buff` points
 /// to (a program run later would read a dead stack slot).
 #[cfg(rtun_compile_fail = "xdp_buff_outlives_rxq")]
 fn xdp_buff_outlives_rxq<'a>(
     dev: &NetDevice<()>,
-    from: &mut crate::sys::IovIterSource<'_>,
+    from: &'a mut crate::sys::IovIterSource<'_>,
+    slot: &'a mut crate::sys::xdp::XdpSlot,
 ) -> Result<crate::sys::xdp::OwnedXdpBuff<'a>> {
     let rxq = crate::sys::xdp::XdpRxq::new(dev, 0);
-    crate::sys::xdp::OwnedXdpBuff::from_iter(256, 64, from, &rxq)
+    crate::sys::xdp::OwnedXdpBuff::from_iter(slot, 256, 64, from, &rxq)
+}
+
+/// E0515: a packet outlives the slot on the stack its `xdp_buff` is in (a
+/// program, a redirect or the skb would use a description the next call
+/// overwrites).
+#[cfg(rtun_compile_fail = "xdp_buff_outlives_slot")]
+fn xdp_buff_outlives_slot<'a>(
+    from: &'a mut crate::sys::IovIterSource<'_>,
+    rxq: &'a crate::sys::xdp::XdpRxq,
+) -> Result<crate::sys::xdp::OwnedXdpBuff<'a>> {
+    let mut slot = crate::sys::xdp::XdpSlot::new();
+    crate::sys::xdp::OwnedXdpBuff::from_iter(&mut slot, 256, 64, from, rxq)
 }
 
 /// E0521: an XDP context escapes the section (`with_xdp_ctx`) whose

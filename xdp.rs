@@ -11,7 +11,7 @@ use crate::queue::for_each_disabled;
 use crate::sys::tun::FasyncBand;
 use crate::sys::xdp::{
     skb_data_align, with_xdp_ctx, xdp_exception, OwnedXdpBuff, XdpCtx, XdpFrame, XdpProg, XdpRxq,
-    XdpXmitFrames, XDP_DROP, XDP_PACKET_HEADROOM, XDP_PASS, XDP_REDIRECT, XDP_TX,
+    XdpSlot, XdpXmitFrames, XDP_DROP, XDP_PACKET_HEADROOM, XDP_PASS, XDP_REDIRECT, XDP_TX,
 };
 use crate::sys::{
     poll, rcu, smp_processor_id, BhDisabled, BhOff, IovIterDest, IovIterSource, Rtnl, SkBuff,
@@ -139,17 +139,22 @@ pub(crate) fn tun_xdp_act<'r>(
     ctx: &XdpCtx<'_>,
     bh: &BhOff,
 ) -> Option<OwnedXdpBuff<'r>> {
-    let len = buf.len() as u32;
     match act {
         XDP_PASS => return Some(buf),
-        XDP_REDIRECT => match buf.redirect(dev, prog, ctx) {
-            Ok(()) => dev.sw_netstats_rx_add(len),
-            Err(_) => dev.core_stats_rx_dropped_inc(),
-        },
-        XDP_TX => match tun_xdp_tx(dev, buf, bh) {
-            Ok(()) => dev.sw_netstats_rx_add(len),
-            Err(_) => dev.core_stats_rx_dropped_inc(),
-        },
+        XDP_REDIRECT => {
+            let len = buf.len() as u32;
+            match buf.redirect(dev, prog, ctx) {
+                Ok(()) => dev.sw_netstats_rx_add(len),
+                Err(_) => dev.core_stats_rx_dropped_inc(),
+            }
+        }
+        XDP_TX => {
+            let len = buf.len() as u32;
+            match tun_xdp_tx(dev, buf, bh) {
+                Ok(()) => dev.sw_netstats_rx_add(len),
+                Err(_) => dev.core_stats_rx_dropped_inc(),
+            }
+        }
         XDP_DROP => dev.core_stats_rx_dropped_inc(),
         _ => {
             xdp_exception(dev, prog, act);
@@ -193,7 +198,9 @@ pub(crate) fn tun_build_skb(
 ) -> Result<Built> {
     let queue_index = tfile.queue_index.load(Ordering::Relaxed);
     let rxq = XdpRxq::new(dev, queue_index);
-    let buf = OwnedXdpBuff::from_iter(TUN_RX_PAD + XDP_PACKET_HEADROOM, len, from, &rxq)?;
+    let mut slot = XdpSlot::new();
+    let buf =
+        OwnedXdpBuff::from_iter(&mut slot, TUN_RX_PAD + XDP_PACKET_HEADROOM, len, from, &rxq)?;
     let bh = BhDisabled::new();
     let rcu = rcu::read_lock();
     // There's a small window that XDP may be gone since the caller looked:

@@ -8,7 +8,7 @@
 use super::*;
 use crate::kver;
 use crate::sys::tun::eth_frame;
-use crate::sys::xdp::{with_xdp_ctx, XdpCtx, XdpRxq};
+use crate::sys::xdp::{with_xdp_ctx, XdpCtx, XdpRxq, XdpSlot};
 /// The sockets of the open files (tun.c's `tun_socket_ops`), for
 /// vhost-net.
 impl SockOps for TunChr {
@@ -178,7 +178,8 @@ fn tun_xdp_one(
                 return Err(EINVAL);
             }
             let rxq = XdpRxq::new(dev, tfile.queue_index.load(Ordering::Relaxed));
-            let mut buf = xdp.into_owned(&rxq);
+            let mut slot = XdpSlot::new();
+            let mut buf = xdp.into_owned(&mut slot, &rxq);
             let act = buf.run(prog, ctx);
             let passed = xdp::tun_xdp_act(dev, prog, buf, act, ctx, bh);
             match passed {

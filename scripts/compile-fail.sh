@@ -45,6 +45,7 @@ cases=(
 	"bpf_prog_outlives_rcu:E0505"
 	"bpf_prog_on_shared_skb:E0308"
 	"xdp_buff_outlives_rxq:E0515"
+	"xdp_buff_outlives_slot:E0515"
 	"xdp_ctx_escapes:E0521|borrowed data escapes|lifetime may not live long enough"
 	"driver_unsafe_block:usage of an .unsafe. block"
 	"driver_unsafe_impl:implementation of an .unsafe. trait"

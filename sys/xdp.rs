@@ -253,8 +253,22 @@ impl XdpRxq {
     }
 }
 
-/// A packet in memory a driver owns, described by an `xdp_buff` whose
-/// queue is an [`XdpRxq`] of the caller's: what a program runs on, then
+/// Room on the caller's stack for the `xdp_buff` of a written packet
+/// ([`OwnedXdpBuff::from_iter`]): the buffer's description stays where it
+/// is while the packet is passed around, as tun.c's does.
+pub(crate) struct XdpSlot(core::mem::MaybeUninit<bindings::xdp_buff>);
+
+impl XdpSlot {
+    /// An empty slot.
+    #[inline(always)]
+    pub(crate) const fn new() -> Self {
+        Self(core::mem::MaybeUninit::uninit())
+    }
+}
+
+/// A packet in memory a driver owns, described by an `xdp_buff` (in an
+/// [`XdpSlot`] of the caller's, or vhost-net's own) whose queue is an
+/// [`XdpRxq`] of the caller's: what a program runs on, then
 /// becomes an skb ([`OwnedXdpBuff::build_skb`]), a frame
 /// ([`OwnedXdpBuff::into_frame`]), is redirected
 /// ([`OwnedXdpBuff::redirect`]) or is freed (on drop).
@@ -270,18 +284,19 @@ impl XdpRxq {
 ///
 /// # Invariants
 ///
-/// `xdp` describes a buffer in one page (head page of `data`):
-/// `data_hard_start` up to `frame_sz` bytes, room for `struct
-/// skb_shared_info` at the end, `data_meta <= data <= data_end` inside
-/// it; `xdp.rxq` is valid for `'r`. Without `frag`, this value owns a
+/// `xdp` is ours for `'r` and describes a buffer in one page (head page
+/// of `data`): `data_hard_start` up to `frame_sz` bytes, room for
+/// `struct skb_shared_info` at the end, `data_meta <= data <= data_end`
+/// inside it; `xdp.rxq` is valid for `'r`. Without `frag`, this value owns a
 /// reference on the page. With `frag`, the region is `frag->page` from
 /// `frag->offset` to `frag_end`, past the fragment's offset: nothing else
 /// uses the task's fragment for `'r` (the write call's iterator is
 /// borrowed for as long, and nothing the buffer's users run in the task
 /// -- a program, a redirect, the driver's own queueing -- takes from it).
 pub(crate) struct OwnedXdpBuff<'r> {
-    xdp: bindings::xdp_buff,
-    /// `xdp.frame_sz`, kept beside it.
+    xdp: &'r mut bindings::xdp_buff,
+    /// `xdp.frame_sz`, kept beside it (a field of an anonymous union in
+    /// some kernels' `struct xdp_buff`).
     frame_sz: u32,
     /// The task fragment the region is still part of, if it is.
     frag: Option<NonNull<bindings::page_frag>>,
@@ -294,10 +309,11 @@ impl<'r> OwnedXdpBuff<'r> {
     /// A written packet in a page fragment of the writer's task
     /// (`current->task_frag`), as tun.c's `tun_build_skb()` lays it out:
     /// `headroom` bytes, the `len` bytes copied from `from`, room for the
-    /// skb's shared info, the whole cache-line aligned. `ENOMEM` if no
-    /// page can be had, `EFAULT` if the copy falls short. Process context;
-    /// may sleep.
+    /// skb's shared info, the whole cache-line aligned; described in
+    /// `slot`. `ENOMEM` if no page can be had, `EFAULT` if the copy falls
+    /// short. Process context; may sleep.
     pub(crate) fn from_iter(
+        slot: &'r mut XdpSlot,
         headroom: usize,
         len: usize,
         from: &'r mut IovIterSource<'_>,
@@ -323,13 +339,13 @@ impl<'r> OwnedXdpBuff<'r> {
         let buf = unsafe { bindings::page_address(page) }
             .cast::<u8>()
             .wrapping_add(offset);
-        let mut xdp = bindings::xdp_buff::default();
+        let xdp = slot.0.write(bindings::xdp_buff::default());
         // SAFETY: `buflen` bytes at `buf` are the fragment's free region,
         // `headroom + len + shinfo` of them; `rxq` outlives the buffer's
         // uses (`'r`).
         unsafe {
-            bindings::xdp_init_buff(&mut xdp, buflen as u32, rxq.0.get());
-            bindings::xdp_prepare_buff(&mut xdp, buf, headroom as i32, len as i32, true);
+            bindings::xdp_init_buff(xdp, buflen as u32, rxq.0.get());
+            bindings::xdp_prepare_buff(xdp, buf, headroom as i32, len as i32, true);
         }
         // SAFETY: `len` bytes at `headroom` into the region.
         let copied =
@@ -363,22 +379,32 @@ impl<'r> OwnedXdpBuff<'r> {
         }
     }
 
-    /// A buffer of vhost-net's `TUN_MSG_PTR` batch, its queue set to `rxq`
-    /// for a program (tun.c's `xdp_init_buff(xdp, buflen, &tfile->xdp_rxq)`
-    /// in `tun_xdp_one()`).
+    /// A buffer of vhost-net's `TUN_MSG_PTR` batch, `frame_sz` long,
+    /// described in `slot` with its queue set to `rxq` for a program
+    /// (tun.c's `xdp_init_buff(xdp, buflen, &tfile->xdp_rxq)` in
+    /// `tun_xdp_one()`).
     ///
     /// # Safety
     ///
     /// `xdp` is a buffer as the type invariants describe (vhost-net's
     /// layout), whose page reference the caller gives up.
     pub(super) unsafe fn from_vhost(
+        slot: &'r mut XdpSlot,
         xdp: &bindings::xdp_buff,
         frame_sz: u32,
         rxq: &'r XdpRxq,
     ) -> Self {
-        let mut xdp = *xdp;
+        // Its packet and headroom; `xdp_init_buff()` sets the rest (as on
+        // vhost-net's own, none of whose other fields matter here).
+        let xdp = slot.0.write(bindings::xdp_buff {
+            data: xdp.data,
+            data_end: xdp.data_end,
+            data_meta: xdp.data_meta,
+            data_hard_start: xdp.data_hard_start,
+            ..Default::default()
+        });
         // SAFETY: Our copy of the buffer's description.
-        unsafe { bindings::xdp_init_buff(&mut xdp, frame_sz, rxq.0.get()) };
+        unsafe { bindings::xdp_init_buff(xdp, frame_sz, rxq.0.get()) };
         // INVARIANT: As the caller guarantees; the queue lives for `'r`.
         Self {
             xdp,
@@ -392,7 +418,8 @@ impl<'r> OwnedXdpBuff<'r> {
     /// The packet's length (`data_end - data`).
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        (self.xdp.data_end as usize).saturating_sub(self.xdp.data as usize)
+        // `data <= data_end` (type invariants).
+        (self.xdp.data_end as usize) - (self.xdp.data as usize)
     }
 
     /// `bpf_prog_run_xdp()`: the program's verdict on the packet, which it
@@ -401,7 +428,7 @@ impl<'r> OwnedXdpBuff<'r> {
     pub(crate) fn run(&mut self, prog: &XdpProg, _ctx: &XdpCtx<'_>) -> u32 {
         // SAFETY: A live XDP program on a buffer we own (type invariants),
         // in an XDP section (`_ctx`: bottom halves off, RCU).
-        unsafe { bindings::bpf_prog_run_xdp(prog.as_ptr(), &mut self.xdp) }
+        unsafe { bindings::bpf_prog_run_xdp(prog.as_ptr(), self.xdp) }
     }
 
     /// `xdp_do_redirect()`: the packet goes where the program's
@@ -417,7 +444,7 @@ impl<'r> OwnedXdpBuff<'r> {
         self.take_region();
         // SAFETY: A buffer we own, redirected in the section its program
         // ran in (`ctx`); on success the target owns the page reference.
-        let err = unsafe { bindings::xdp_do_redirect(dev.as_ptr(), &mut self.xdp, prog.as_ptr()) };
+        let err = unsafe { bindings::xdp_do_redirect(dev.as_ptr(), self.xdp, prog.as_ptr()) };
         if err != 0 {
             return Err(Error::from_errno(err));
         }
@@ -432,7 +459,7 @@ impl<'r> OwnedXdpBuff<'r> {
     #[inline(always)]
     pub(crate) fn into_frame(mut self) -> Option<XdpFrame> {
         // SAFETY: A buffer we own, its headroom ours to write the frame in.
-        let f = unsafe { bindings::xdp_convert_buff_to_frame(&mut self.xdp) };
+        let f = unsafe { bindings::xdp_convert_buff_to_frame(self.xdp) };
         let f = NonNull::new(f)?;
         // The frame takes the page reference.
         self.take_region();
@@ -448,11 +475,10 @@ impl<'r> OwnedXdpBuff<'r> {
     #[inline(always)]
     pub(crate) fn build_skb(mut self) -> Result<SkBuff> {
         self.take_region();
-        let (xdp, frame_sz) = (self.xdp, self.frame_sz);
         // The page reference goes to the skb, or back in `build_skb_raw`.
-        core::mem::forget(self);
+        let this = core::mem::ManuallyDrop::new(self);
         // SAFETY: A buffer as the type invariants say, given up.
-        unsafe { build_skb_raw(&xdp, frame_sz) }
+        unsafe { build_skb_raw(this.xdp, this.frame_sz) }
     }
 }
 

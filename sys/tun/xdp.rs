@@ -11,7 +11,7 @@ use super::vnet::VnetHdr;
 use crate::bindings;
 use crate::sys::netdev::device::NetDevice;
 use crate::sys::skb::SkBuff;
-use crate::sys::xdp::{build_skb_raw, OwnedXdpBuff, XdpRxq};
+use crate::sys::xdp::{build_skb_raw, OwnedXdpBuff, XdpRxq, XdpSlot};
 use kernel::prelude::*;
 
 /// A `TUN_MSG_PTR` batch: `xdp_buff`s, each given to us.
@@ -119,13 +119,14 @@ impl XdpBuff<'_> {
     }
 
     /// The buffer for the device's XDP program (`tun_xdp_one()` with one):
-    /// owned, its queue `rxq`, its size tun.c's `buflen`.
-    pub(crate) fn into_owned<'r>(self, rxq: &'r XdpRxq) -> OwnedXdpBuff<'r> {
+    /// owned, described in `slot` (vhost-net's `xdp_buff` stays as it is),
+    /// its queue `rxq`, its size tun.c's `buflen`.
+    pub(crate) fn into_owned<'r>(self, slot: &'r mut XdpSlot, rxq: &'r XdpRxq) -> OwnedXdpBuff<'r> {
         let b = self.0;
         core::mem::forget(self);
         // SAFETY: vhost-net's layout (type invariants), its page reference
         // handed over.
-        unsafe { OwnedXdpBuff::from_vhost(b, bindings::tun_xdp_buflen(b) as u32, rxq) }
+        unsafe { OwnedXdpBuff::from_vhost(slot, b, bindings::tun_xdp_buflen(b) as u32, rxq) }
     }
 }
 
