@@ -32,7 +32,7 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) ARCH=x86_64 \
 	$(RUST_ALLOWED)
 
 RUSTFMT ?= /usr/bin/rustfmt
-RS_SRCS := $(filter-out %/bindings_generated.rs %helpers_generated.rs,$(wildcard $(CURDIR)/*.rs $(CURDIR)/chr/*.rs $(CURDIR)/sys/*.rs $(CURDIR)/sys/*/*.rs))
+RS_SRCS := $(filter-out %/bindings_generated.rs %helpers_generated.rs,$(wildcard $(CURDIR)/*.rs $(CURDIR)/chr/*.rs $(CURDIR)/sys/*.rs $(CURDIR)/sys/*/*.rs $(CURDIR)/sys/*/*/*.rs))
 
 all: modules
 

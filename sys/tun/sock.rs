@@ -3,9 +3,9 @@
 //! A socket per open file, as tun.c's `tun_file` is one (`struct sock`
 //! first, then `struct socket`): it accounts a writer's in-flight bytes
 //! against its send buffer (`sock_alloc_send_pskb()`: the writer blocks or
-//! gets `EAGAIN` past `sk_sndbuf`), carries the file's classic BPF filter
-//! (`sk_attach_filter()`, run on transmit by `sk_filter()`), and holds the
-//! opener's network namespace for `SIOCGSKNS`.
+//! gets `EAGAIN` past `sk_sndbuf`; [`sndbuf`]), carries the file's classic
+//! BPF filter (`sk_attach_filter()`, run on transmit by `sk_filter()`;
+//! [`filter`]), and holds the opener's network namespace for `SIOCGSKNS`.
 //!
 //! The socket is allocated by `sk_alloc()` with a [`Proto`] of the driver's
 //! and freed by the kernel when its last reference goes: the owner's
@@ -14,20 +14,25 @@
 //! below stays loaded while any packet can still call it.
 
 use super::sockops::{SockOps, SockOpsAdapter};
+
+mod filter;
+mod sndbuf;
+
 use crate::bindings;
 use crate::sys::chrdev::Fasync;
 use crate::sys::napi::{HasNapi, NapiContext, NapiState};
 use crate::sys::netdev::netns::{open_netns, NetNs};
-use crate::sys::skb::{DropReason, SkBuff, Unfilled};
 use crate::sys::skb_queue::SkbQueue;
 use crate::sys::sync::wait::WaitQueue;
 use crate::sys::{this_module, zeroed};
-use core::ffi::{c_int, c_uint, c_ulong};
+use core::ffi::{c_int, c_uint};
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
+pub(crate) use filter::{SockFprog, SOCK_FPROG_LEN};
 use kernel::error::to_result;
 use kernel::prelude::*;
 use kernel::types::Opaque;
+use sndbuf::nospace_word;
 
 /// A driver's `struct proto` for its sockets, and the `struct proto_ops`
 /// their `struct socket`s point to: a `static`.
@@ -60,55 +65,6 @@ impl Proto {
         }
         let ops = SockOpsAdapter::<T>::OPS;
         Self(Opaque::new(p), Opaque::new(ops))
-    }
-}
-
-/// `struct sock_fprog` as `TUNATTACHFILTER` copies it from user space:
-/// the number of instructions and a user pointer to them. Kept as the
-/// bytes user space gave, padding included, which `TUNGETFILTER` gives
-/// back (tun.c keeps the struct as copied and copies it out whole); the
-/// fields are read out of them at their C offsets when the program is
-/// attached. Zeroes before any was given (tun.c's zeroed `tun_struct`).
-#[derive(Clone, Copy, Default)]
-pub(crate) struct SockFprog([u8; SOCK_FPROG_LEN]);
-
-/// The size of `struct sock_fprog` (64-bit).
-pub(crate) const SOCK_FPROG_LEN: usize = core::mem::size_of::<bindings::sock_fprog>();
-
-/// Where `struct sock_fprog`'s fields sit, and their sizes, from C.
-const FPROG_LEN_AT: usize = core::mem::offset_of!(bindings::sock_fprog, len);
-const FPROG_FILTER_AT: usize = core::mem::offset_of!(bindings::sock_fprog, filter);
-const FPROG_FILTER_LEN: usize = core::mem::size_of::<*mut bindings::sock_filter>();
-const _: () = assert!(
-    FPROG_LEN_AT + 2 <= SOCK_FPROG_LEN
-        && FPROG_FILTER_AT + FPROG_FILTER_LEN <= SOCK_FPROG_LEN
-        && FPROG_FILTER_LEN == core::mem::size_of::<usize>()
-);
-
-impl SockFprog {
-    /// From the bytes user space passed.
-    pub(crate) fn from_bytes(b: &[u8; SOCK_FPROG_LEN]) -> Self {
-        Self(*b)
-    }
-
-    /// The bytes `TUNGETFILTER` copies out: those `from_bytes` was given.
-    pub(crate) fn to_bytes(self) -> [u8; SOCK_FPROG_LEN] {
-        self.0
-    }
-
-    /// The C struct, its fields copied out of the bytes (the padding is
-    /// not part of it).
-    fn to_c(self) -> bindings::sock_fprog {
-        let b = &self.0;
-        let len = u16::from_ne_bytes([b[FPROG_LEN_AT], b[FPROG_LEN_AT + 1]]);
-        let mut p = [0u8; FPROG_FILTER_LEN];
-        p.copy_from_slice(&b[FPROG_FILTER_AT..FPROG_FILTER_AT + FPROG_FILTER_LEN]);
-        bindings::sock_fprog {
-            len,
-            // CAST: A user address, as user space gave it; only
-            // `sk_attach_filter()` uses it, through `copy_from_user()`.
-            filter: usize::from_ne_bytes(p) as *mut bindings::sock_filter,
-        }
     }
 }
 
@@ -320,80 +276,6 @@ impl Sock {
         unsafe { &*bindings::sk_sleep(self.sk()).cast::<WaitQueue>() }
     }
 
-    /// `sk->sk_sndbuf`.
-    pub(crate) fn sndbuf(&self) -> i32 {
-        // SAFETY: A live socket; READ_ONCE.
-        unsafe { ptr::read_volatile(ptr::addr_of!((*self.sk()).sk_sndbuf)) }
-    }
-
-    /// Sets `sk->sk_sndbuf`, as `tun_set_sndbuf()` (WRITE_ONCE).
-    pub(crate) fn set_sndbuf(&self, v: i32) {
-        // SAFETY: A live socket; WRITE_ONCE.
-        unsafe { ptr::write_volatile(ptr::addr_of_mut!((*self.sk()).sk_sndbuf), v) }
-    }
-
-    /// `sock_writeable()`: in-flight bytes below half the send buffer.
-    pub(crate) fn writeable(&self) -> bool {
-        // SAFETY: A live socket.
-        unsafe { bindings::sock_writeable(self.sk()) }
-    }
-
-    /// Flags that a poller waits for space (`SOCKWQ_ASYNC_NOSPACE`), so the
-    /// next freed packet wakes it; whether it was flagged already.
-    pub(crate) fn test_and_set_nospace(&self) -> bool {
-        // SAFETY: A live socket with its `struct socket`.
-        unsafe {
-            bindings::test_and_set_bit(bindings::RTUN_SOCKWQ_ASYNC_NOSPACE, nospace_word(self.sk()))
-        }
-    }
-
-    /// Whether a classic BPF filter is attached.
-    #[inline(always)]
-    pub(crate) fn has_filter(&self) -> bool {
-        // SAFETY: A live socket; a plain pointer read, as
-        // `rcu_access_pointer()`.
-        unsafe { !ptr::read_volatile(ptr::addr_of!((*self.sk()).sk_filter)).is_null() }
-    }
-
-    /// `sk_filter_reason()`: runs the attached filter on `skb`, which it
-    /// may trim; `Err` gives back a packet the filter rejected, and why
-    /// (on 6.12, whose `sk_filter()` gives no reason, tun.c's
-    /// `SKB_DROP_REASON_SOCKET_FILTER`: the helper says so).
-    pub(crate) fn filter(&self, skb: SkBuff) -> core::result::Result<SkBuff, (SkBuff, DropReason)> {
-        // SAFETY: A live socket and an skb we own; the filter runs under
-        // its own RCU read section.
-        let reason = unsafe { bindings::sk_filter_reason(self.sk(), skb.as_ptr()) };
-        match DropReason::from_c(reason) {
-            None => Ok(skb),
-            Some(reason) => Err((skb, reason)),
-        }
-    }
-
-    /// `sk_attach_filter()` under the socket lock: copies the program from
-    /// user space, checks and attaches it.
-    pub(crate) fn attach_filter(&self, fprog: &SockFprog) -> Result {
-        let mut f = fprog.to_c();
-        // SAFETY: A live socket, locked as sk_attach_filter() wants; it
-        // reads the program through the user pointer with copy_from_user.
-        let ret = unsafe {
-            bindings::lock_sock(self.sk());
-            let ret = bindings::sk_attach_filter(&mut f, self.sk());
-            bindings::release_sock(self.sk());
-            ret
-        };
-        to_result(ret)
-    }
-
-    /// `sk_detach_filter()` under the socket lock.
-    pub(crate) fn detach_filter(&self) {
-        // SAFETY: A live socket, locked.
-        unsafe {
-            bindings::lock_sock(self.sk());
-            bindings::sk_detach_filter(self.sk());
-            bindings::release_sock(self.sk());
-        }
-    }
-
     /// `sock_valbool_flag(sk, SOCK_XDP, on)`: the device has an XDP
     /// program, which vhost-net reads to give its transmit buffers XDP's
     /// headroom (`vhost_sock_xdp()`).
@@ -406,56 +288,6 @@ impl Sock {
                 c_int::from(on),
             )
         }
-    }
-
-    /// `skb_set_owner_w()`: `skb` charged to this socket's send buffer
-    /// until freed (an skb the write path built itself).
-    pub(crate) fn set_owner_w(&self, skb: &mut SkBuff) {
-        // SAFETY: A live socket of ours and an skb we own that has no
-        // owner yet (freshly built).
-        unsafe { bindings::skb_set_owner_w(skb.as_ptr(), self.sk()) }
-    }
-
-    /// `sock_alloc_send_pskb()`: an skb for a write of `len` bytes with
-    /// `prepad` bytes of headroom and `linear` bytes in the head (the rest
-    /// in page fragments of up to `PAGE_ALLOC_COSTLY_ORDER`), charged to
-    /// this socket's send buffer until freed. Past the buffer it waits for
-    /// space, or fails with `EAGAIN` if `noblock`. May sleep.
-    pub(crate) fn alloc_send_skb(
-        &self,
-        prepad: usize,
-        len: usize,
-        linear: usize,
-        noblock: bool,
-    ) -> Result<Unfilled> {
-        // Under a page? Don't bother with a paged skb. Never more fragments
-        // than an skb holds.
-        let page = bindings::RTUN_PAGE_SIZE as usize;
-        let max_frags = bindings::RTUN_MAX_SKB_FRAGS as usize
-            * (page << bindings::RTUN_PAGE_ALLOC_COSTLY_ORDER);
-        let mut linear = if prepad + len < page {
-            len
-        } else {
-            linear.min(len)
-        };
-        if len - linear > max_frags {
-            linear = len - max_frags;
-        }
-        let mut err: c_int = 0;
-        // SAFETY: A live socket of ours; `err` is valid for writes.
-        let p = unsafe {
-            bindings::sock_alloc_send_pskb(
-                self.sk(),
-                (prepad + linear) as c_ulong,
-                (len - linear) as c_ulong,
-                c_int::from(noblock),
-                &mut err,
-                bindings::RTUN_PAGE_ALLOC_COSTLY_ORDER as c_int,
-            )
-        };
-        let p = NonNull::new(p).ok_or_else(|| Error::from_errno(err))?;
-        // SAFETY: A fresh skb as `Unfilled::claim` wants it.
-        Ok(unsafe { Unfilled::claim(p, prepad, len, linear) })
     }
 
     /// `open_related_ns(&net->ns, get_net_ns)` of the socket's namespace
@@ -493,16 +325,6 @@ unsafe fn kill_fasync_sk(sk: *mut bindings::sock, band: c_int) {
             band,
         )
     }
-}
-
-/// `&sk->sk_socket->flags`, the word of `SOCKWQ_ASYNC_NOSPACE`.
-///
-/// # Safety
-///
-/// `sk` is a live socket with its `struct socket`.
-unsafe fn nospace_word(sk: *mut bindings::sock) -> *mut c_ulong {
-    // SAFETY: As the caller guarantees.
-    unsafe { ptr::addr_of_mut!((*(*sk).sk_socket).flags) }
 }
 
 impl Drop for Sock {
