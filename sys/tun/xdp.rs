@@ -18,9 +18,9 @@ use kernel::prelude::*;
 ///
 /// # Invariants
 ///
-/// `bufs` yields live `xdp_buff`s as `vhost_net_build_xdp()` fills them,
-/// each owning one page reference; those not yielded yet are released on
-/// drop. (A slice iterator: one pointer compare per buffer.)
+/// `bufs` yields live `xdp_buff`s as `vhost_net_build_xdp()` fills them
+/// (`data <= data_end`, both in the buffer), each owning one page
+/// reference; those not yielded yet are released on drop. (A slice iterator: one pointer compare per buffer.)
 pub(crate) struct XdpBatch<'a> {
     bufs: core::slice::Iter<'a, bindings::xdp_buff>,
 }
@@ -67,14 +67,17 @@ impl Drop for XdpBatch<'_> {
 ///
 /// # Invariants
 ///
-/// A live `xdp_buff` of vhost-net's that owns one reference on the page
-/// of `data`, given back on drop unless [`XdpBuff::build_skb`] took it.
+/// A live `xdp_buff` of vhost-net's (`data <= data_end`) that owns one
+/// reference on the page of `data`, given back on drop unless
+/// [`XdpBuff::build_skb`] took it.
 pub(crate) struct XdpBuff<'a>(&'a bindings::xdp_buff);
 
 impl XdpBuff<'_> {
     /// The frame's length (`data_end - data`).
+    #[inline]
     pub(crate) fn len(&self) -> usize {
-        (self.0.data_end as usize).saturating_sub(self.0.data as usize)
+        // `data <= data_end`: vhost-net's layout (type invariants).
+        (self.0.data_end as usize) - (self.0.data as usize)
     }
 
     /// The virtio-net header in the headroom, where each kernel's tun.c
