@@ -20,7 +20,8 @@ use kernel::prelude::*;
 ///
 /// `bufs` yields live `xdp_buff`s as `vhost_net_build_xdp()` fills them
 /// (`data <= data_end`, both in the buffer), each owning one page
-/// reference; those not yielded yet are released on drop. (A slice iterator: one pointer compare per buffer.)
+/// reference; those not yielded yet are released on drop. (A slice
+/// iterator: one pointer compare per buffer.)
 pub(crate) struct XdpBatch<'a> {
     bufs: core::slice::Iter<'a, bindings::xdp_buff>,
 }
