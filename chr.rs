@@ -16,7 +16,7 @@ use crate::sys::errno::{EBADFD, EMSGSIZE, EOPNOTSUPP};
 use crate::sys::tun::{
     BatchOffer, BatchVerdict, RecvMsg, SendMsg, Sock, SockOps, VnetHdr, XdpBuff,
 };
-use crate::sys::xdp::do_xdp_generic;
+use crate::sys::xdp::{do_xdp_generic, QueueXdpRxq};
 use crate::sys::{
     self, poll, rcu, DropReason, Fasync, File, FileOps, IoctlAbi, IovIterDest, IovIterSource,
     MiscDevice, NetNs, PollTable, RcuDev, RingConsumer, Rtnl, RtnlLocked, SeqFile, SkBuff, TunPtr,
@@ -132,6 +132,7 @@ fn tun_chr_open(file: &File) -> Result<Arc<TunFile>> {
             tun: RcuDev::null(),
             detached: RcuDev::null(),
             queue_index: AtomicU16::new(0),
+            xdp_rxq: QueueXdpRxq::new(),
             shutdown: AtomicBool::new(false),
             net: NetNs::current(),
             next_disabled: RtnlLocked::new(None),

@@ -18,7 +18,7 @@
 //! while the timer may fire, an eBPF program read from its slot runs only
 //! inside the RCU section that found it and only on an skb lent
 //! exclusively, an XDP buffer does not outlive the receive queue its
-//! program reads, an XDP context does not leave the section that set it
+//! program reads nor a receive queue the device it names, an XDP context does not leave the section that set it
 //! up, and the driver above `sys/` has no `unsafe`.
 
 #![allow(dead_code, unused_variables, unused_imports)]
@@ -280,6 +280,27 @@ fn xdp_buff_outlives_slot<'a>(
 ) -> Result<crate::sys::xdp::OwnedXdpBuff<'a>> {
     let mut slot = crate::sys::xdp::XdpSlot::new();
     crate::sys::xdp::OwnedXdpBuff::from_iter(&mut slot, 256, 64, from, rxq)
+}
+
+/// E0505: a receive queue filled on the stack outlives the device
+/// reference it names (a program run on it would read a device that may
+/// be freed).
+#[cfg(rtun_compile_fail = "xdp_rxq_outlives_dev")]
+fn xdp_rxq_outlives_dev(dev: &NetDevice<()>) {
+    let held = dev.hold();
+    let rxq = crate::sys::xdp::XdpRxq::new(&held, 0);
+    drop(held);
+    let _ = &rxq;
+}
+
+/// E0505: a queue's own receive queue, proven to name a held device,
+/// outlives the hold (its device may be freed while a program reads it).
+#[cfg(rtun_compile_fail = "queue_rxq_outlives_dev")]
+fn queue_rxq_outlives_dev(q: &crate::sys::xdp::QueueXdpRxq, dev: &NetDevice<()>) {
+    let held = dev.hold();
+    let rxq = q.get(&held);
+    drop(held);
+    let _ = rxq;
 }
 
 /// E0521: an XDP context escapes the section (`with_xdp_ctx`) whose

@@ -168,6 +168,9 @@ pub(crate) fn tun_attach(
         let _ring = tfile.ring.lock_consumer();
         tfile.queue_index.store(n as u16, Ordering::Relaxed);
     }
+    // tun.c registers the queue's `xdp_rxq` for a file attached for the
+    // first time, and sets its index on a detached one's return.
+    tfile.xdp_rxq.bind(dev, n as u16);
     tfile.shutdown.store(false, Ordering::Relaxed);
     if kver::HAS_BACKPRESSURE {
         tun_force_wake_queue(dev, &tfile);
@@ -222,6 +225,7 @@ pub(crate) fn __tun_detach<'g>(tfile: &TunFile, clean: bool, rtnl: &mut Rtnl<'g>
             if let Some(moved) = tun.tfiles[index].get_rtnl(rtnl) {
                 let mut ring = moved.ring.lock_consumer();
                 moved.queue_index.store(index as u16, Ordering::Relaxed);
+                moved.xdp_rxq.set_queue_index(index as u16);
                 *ring.cons_cnt() = 0;
             }
             me

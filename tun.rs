@@ -73,7 +73,7 @@ mod params {
 use flow_table::{FlowTable, Flows};
 use link::{link_ops, tun_default_link_ksettings};
 use sys::tun::{Proto, Sock, SockFprog, TunSecurity};
-use sys::xdp::XdpProg;
+use sys::xdp::{QueueXdpRxq, XdpProg};
 use sys::{
     DebugfsFileVTable, DebugfsRoot, DevDebugfs, Features, FileVTable, LinkKsettings, MiscDevice,
     MiscDeviceOptions, NetDevice, NetDeviceNotifierVTable, NetDeviceVTable, NetNs, PerCpuCounters,
@@ -424,6 +424,8 @@ pub(crate) struct TunFile {
     detached: RcuDev<Tun>,
     /// `tfile->queue_index`; written under rtnl.
     queue_index: AtomicU16,
+    /// `tfile->xdp_rxq`: the queue as the device's XDP program sees it.
+    xdp_rxq: QueueXdpRxq,
     /// `sk_shutdown = RCV_SHUTDOWN`: the device went away under a reader.
     shutdown: AtomicBool,
     /// The opener's network namespace (tun.c: the socket's).

@@ -8,7 +8,7 @@
 
 use crate::chr::TUN_RX_PAD;
 use crate::queue::for_each_disabled;
-use crate::sys::tun::FasyncBand;
+use crate::sys::tun::{eth_frame, EthFrame, FasyncBand, XdpBuff};
 use crate::sys::xdp::{
     skb_data_align, with_xdp_ctx, xdp_exception, OwnedXdpBuff, XdpCtx, XdpFrame, XdpProg, XdpRxq,
     XdpSlot, XdpXmitFrames, XDP_DROP, XDP_PACKET_HEADROOM, XDP_PASS, XDP_REDIRECT, XDP_TX,
@@ -190,17 +190,43 @@ pub(crate) enum Built {
 /// `tun_build_skb()` with a program: the packet copied into a page
 /// fragment with XDP's headroom, the program run on it with bottom halves
 /// off, its verdict acted on. `ENOMEM`/`EFAULT` as the copy fails.
+#[inline(always)]
 pub(crate) fn tun_build_skb(
     dev: &TunDev,
     tfile: &TunFile,
     from: &mut IovIterSource<'_>,
     len: usize,
 ) -> Result<Built> {
-    let queue_index = tfile.queue_index.load(Ordering::Relaxed);
-    let rxq = XdpRxq::new(dev, queue_index);
+    match tfile.xdp_rxq.get(dev) {
+        Some(rxq) => tun_build_skb_rxq(dev, tfile, from, len, rxq),
+        None => tun_build_skb_own_rxq(dev, tfile, from, len),
+    }
+}
+
+/// [`tun_build_skb`] for a queue whose `xdp_rxq` is bound to another
+/// device (attached to this one after its first was deleted): a queue
+/// filled for the packet.
+#[cold]
+#[inline(never)]
+fn tun_build_skb_own_rxq(
+    dev: &TunDev,
+    tfile: &TunFile,
+    from: &mut IovIterSource<'_>,
+    len: usize,
+) -> Result<Built> {
+    let rxq = XdpRxq::new(dev, tfile.queue_index.load(Ordering::Relaxed));
+    tun_build_skb_rxq(dev, tfile, from, len, &rxq)
+}
+
+fn tun_build_skb_rxq(
+    dev: &TunDev,
+    tfile: &TunFile,
+    from: &mut IovIterSource<'_>,
+    len: usize,
+    rxq: &XdpRxq<'_>,
+) -> Result<Built> {
     let mut slot = XdpSlot::new();
-    let buf =
-        OwnedXdpBuff::from_iter(&mut slot, TUN_RX_PAD + XDP_PACKET_HEADROOM, len, from, &rxq)?;
+    let buf = OwnedXdpBuff::from_iter(&mut slot, TUN_RX_PAD + XDP_PACKET_HEADROOM, len, from, rxq)?;
     let bh = BhDisabled::new();
     let rcu = rcu::read_lock();
     // There's a small window that XDP may be gone since the caller looked:
@@ -223,6 +249,60 @@ pub(crate) fn tun_build_skb(
         }
         None => Ok(Built::Consumed),
     }
+}
+
+/// The program's part of `tun_xdp_one()`: one of vhost-net's buffers (of
+/// an Ethernet header at least) through `prog`, its verdict acted on;
+/// what the program passed, as a frame (`EINVAL` below an Ethernet
+/// header).
+#[inline(always)]
+pub(crate) fn tun_xdp_one_prog(
+    dev: &TunDev,
+    tfile: &TunFile,
+    prog: &XdpProg,
+    xdp: XdpBuff<'_>,
+    ctx: &XdpCtx<'_>,
+    bh: &BhOff,
+) -> Result<Option<EthFrame>> {
+    match tfile.xdp_rxq.get(dev) {
+        Some(rxq) => tun_xdp_one_rxq(dev, prog, xdp, rxq, ctx, bh),
+        None => tun_xdp_one_own_rxq(dev, tfile, prog, xdp, ctx, bh),
+    }
+}
+
+/// [`tun_xdp_one_prog`] for a queue whose `xdp_rxq` is bound to another
+/// device (see [`tun_build_skb_own_rxq`]).
+#[cold]
+#[inline(never)]
+fn tun_xdp_one_own_rxq(
+    dev: &TunDev,
+    tfile: &TunFile,
+    prog: &XdpProg,
+    xdp: XdpBuff<'_>,
+    ctx: &XdpCtx<'_>,
+    bh: &BhOff,
+) -> Result<Option<EthFrame>> {
+    let rxq = XdpRxq::new(dev, tfile.queue_index.load(Ordering::Relaxed));
+    tun_xdp_one_rxq(dev, prog, xdp, &rxq, ctx, bh)
+}
+
+#[inline(always)]
+fn tun_xdp_one_rxq(
+    dev: &TunDev,
+    prog: &XdpProg,
+    xdp: XdpBuff<'_>,
+    rxq: &XdpRxq<'_>,
+    ctx: &XdpCtx<'_>,
+    bh: &BhOff,
+) -> Result<Option<EthFrame>> {
+    let mut slot = XdpSlot::new();
+    let mut buf = xdp.into_owned(&mut slot, rxq);
+    let act = buf.run(prog, ctx);
+    let frame = match tun_xdp_act(dev, prog, buf, act, ctx, bh) {
+        Some(buf) => Some(eth_frame(buf)?),
+        None => None,
+    };
+    Ok(frame)
 }
 
 /// `tun_put_user_xdp()`: a frame to the reader, after a zeroed vnet

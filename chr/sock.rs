@@ -7,8 +7,7 @@
 
 use super::*;
 use crate::kver;
-use crate::sys::tun::eth_frame;
-use crate::sys::xdp::{with_xdp_ctx, XdpCtx, XdpRxq, XdpSlot};
+use crate::sys::xdp::{with_xdp_ctx, XdpCtx};
 /// The sockets of the open files (tun.c's `tun_socket_ops`), for
 /// vhost-net.
 impl SockOps for TunChr {
@@ -177,13 +176,8 @@ fn tun_xdp_one(
             if xdp.len() < ETH_HLEN {
                 return Err(EINVAL);
             }
-            let rxq = XdpRxq::new(dev, tfile.queue_index.load(Ordering::Relaxed));
-            let mut slot = XdpSlot::new();
-            let mut buf = xdp.into_owned(&mut slot, &rxq);
-            let act = buf.run(prog, ctx);
-            let passed = xdp::tun_xdp_act(dev, prog, buf, act, ctx, bh);
-            match passed {
-                Some(buf) => eth_frame(buf)?,
+            match xdp::tun_xdp_one_prog(dev, tfile, prog, xdp, ctx, bh)? {
+                Some(frame) => frame,
                 None => return Ok(NONE),
             }
         }

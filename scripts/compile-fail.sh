@@ -46,6 +46,8 @@ cases=(
 	"bpf_prog_on_shared_skb:E0308"
 	"xdp_buff_outlives_rxq:E0515"
 	"xdp_buff_outlives_slot:E0515"
+	"xdp_rxq_outlives_dev:E0505"
+	"queue_rxq_outlives_dev:E0505"
 	"xdp_ctx_escapes:E0521|borrowed data escapes|lifetime may not live long enough"
 	"driver_unsafe_block:usage of an .unsafe. block"
 	"driver_unsafe_impl:implementation of an .unsafe. trait"

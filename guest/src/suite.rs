@@ -114,6 +114,7 @@ pub const TESTS: &[(&str, TestFn, &[Node])] = &[
     ("xdp_attach", abi::xdp::t_xdp_attach, &[RUST, C]),
     ("xdp_actions", abi::xdp::t_xdp_actions, &[RUST, C]),
     ("xdp_adjust", abi::xdp::t_xdp_adjust, &[RUST, C]),
+    ("xdp_rxq", abi::xdp::t_xdp_rxq, &[RUST, C]),
     ("xdp_redirect_tap", abi::xdp::t_xdp_redirect_tap, &[RUST, C]),
     ("xdp_redirect_veth", abi::xdp::t_xdp_redirect_veth, &[RUST, C]),
     ("xdp_frames_teardown", abi::xdp::t_xdp_frames_teardown, &[RUST, C]),

@@ -1524,11 +1524,13 @@ const XDP_RX_BUFS: usize = 32;
 /// vhost-net transmits (nothing reaches the stack, one `rx_dropped`
 /// each); XDP_TX of it (each frame comes back into the receive queue,
 /// an xdp_frame on the ring, behind the zeroed header; `rx_*` count it
-/// going in, `tx_*` with the header coming out); and frames another
-/// TAP's program, and a veth's where the guest has veth.ko, redirect
-/// into this one (`ndo_xdp_xmit`) read by vhost-net's receive path
-/// (`vhost_net_buf_peek_len()` of an xdp_frame, `tun_recvmsg()`).
-/// rust_tun runs it once it implements XDP.
+/// going in, `tx_*` with the header coming out), and with the queue the
+/// program sees written into it (`rx_queue_index`, `ingress_ifindex`);
+/// frames another TAP's program, and a veth's where the guest has
+/// veth.ko, redirect into this one (`ndo_xdp_xmit`) read by vhost-net's
+/// receive path (`vhost_net_buf_peek_len()` of an xdp_frame,
+/// `tun_recvmsg()`); and the backend's device deleted under its file,
+/// the file attached to a new device: the program sees the new one.
 pub fn t_vhost_net_xdp(n: Node) -> TestResult {
     with_vhost_net(n, vhost_net_xdp_on)
 }
@@ -1571,7 +1573,7 @@ fn xdp_rx_check(vh: &mut Vhost, frames: &[Vec<u8>], what: &str) -> TestResult {
 }
 
 fn vhost_net_xdp_on(n: Node) -> TestResult {
-    use crate::abi::xdp::{attach, delta, detach, quiet_up, redirect_prog, ret_prog, XDP_DROP, XDP_PASS, XDP_TX, ZERO};
+    use crate::abi::xdp::{attach, delta, detach, quiet_up, redirect_prog, ret_prog, rxq_prog, XDP_DROP, XDP_PASS, XDP_TX, ZERO};
     let name = format!("{}vx0", n.tap_prefix);
     let t = vhost_tap(n, &name, IFF_TAP | IFF_NO_PI, HDR_LEN)?;
     let nl = nl::Nl::open(0).map_err(|e| e.to_string())?;
@@ -1611,6 +1613,27 @@ fn vhost_net_xdp_on(n: Node) -> TestResult {
     let d = delta(&c0, &counters(&name)?);
     let want = Counters { rx_packets: k, rx_bytes: len_sum, tx_packets: k, tx_bytes: len_sum + k * HDR_LEN as u64, ..ZERO };
     check!(d == want, "XDP_TX of {k} frames: counters {d:?}, expected {want:?}");
+
+    // The queue a program sees (tun.c's per-file `xdp_rxq`): queue 0 of
+    // this device, written into each frame, which comes back by XDP_TX.
+    let with_queue = |frames: &[Vec<u8>], ifindex: i32| -> Vec<Vec<u8>> {
+        frames
+            .iter()
+            .map(|f| {
+                let mut g = f.clone();
+                g[14..18].copy_from_slice(&0u32.to_ne_bytes());
+                g[18..22].copy_from_slice(&ifindex.to_ne_bytes());
+                g
+            })
+            .collect()
+    };
+    let rxq = rxq_prog()?;
+    attach(&nl, &name, &rxq)?;
+    xdp_rx_offer(&mut vh, frames.len())?;
+    for chunk in bufs.chunks(TX_SLOTS) {
+        tx_kick(&mut vh, chunk)?;
+    }
+    xdp_rx_check(&mut vh, &with_queue(&frames, nl::ifindex(&name)), "XDP_TX of the queue the program saw")?;
 
     // Redirected in from another TAP, read by vhost-net.
     detach(&nl, &name)?;
@@ -1657,6 +1680,24 @@ fn vhost_net_xdp_on(n: Node) -> TestResult {
         r?;
     }
 
+    // The backend's device deleted under its file, and the file attached
+    // to a new device, which vhost-net then transmits on: the program
+    // sees the new device.
+    vh.set_backend(-1).map_err(|e| format!("VHOST_NET_SET_BACKEND -1: errno {e}"))?;
+    sh(&format!("ip link del {name}"))?;
+    let name2 = format!("{}vx2", n.tap_prefix);
+    let mut ifr = IfReq::new(&name2, IFF_TAP | IFF_NO_PI | IFF_VNET_HDR);
+    ioctl_ptr(t.fd(), TUNSETIFF, &mut ifr).map_err(|e| format!("TUNSETIFF {name2} on {name}'s file: errno {e}"))?;
+    set_vnet_hdr_sz(&t, HDR_LEN)?;
+    vnet::tnl::no_ipv6(&name2);
+    sh(&format!("ip link set {name2} up"))?;
+    attach(&nl, &name2, &rxq)?;
+    vh.set_backend(t.fd()).map_err(|e| format!("VHOST_NET_SET_BACKEND on {name2}: errno {e} ({})", errname(e)))?;
+    xdp_rx_offer(&mut vh, frames.len())?;
+    for chunk in bufs.chunks(TX_SLOTS) {
+        tx_kick(&mut vh, chunk)?;
+    }
+    xdp_rx_check(&mut vh, &with_queue(&frames, nl::ifindex(&name2)), "XDP_TX on the file's second device")?;
     vh.set_backend(-1).map_err(|e| format!("VHOST_NET_SET_BACKEND -1: errno {e}"))?;
     drop(vh);
     drop(src);

@@ -45,4 +45,4 @@ pub(crate) use sock::{
 };
 pub(crate) use sockops::{BatchOffer, BatchVerdict, RecvMsg, SendMsg, SockOps};
 pub(crate) use vnet::{VnetHdr, VNET_F_NEEDS_CSUM, VNET_HDR_LEN, VNET_HDR_TNL_SIZE};
-pub(crate) use xdp::{eth_frame, XdpBuff};
+pub(crate) use xdp::{eth_frame, EthFrame, XdpBuff};

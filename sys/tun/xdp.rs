@@ -125,7 +125,11 @@ impl XdpBuff<'_> {
     /// The buffer for the device's XDP program (`tun_xdp_one()` with one):
     /// owned, described in `slot` (vhost-net's `xdp_buff` stays as it is),
     /// its queue `rxq`, its size tun.c's `buflen`.
-    pub(crate) fn into_owned<'r>(self, slot: &'r mut XdpSlot, rxq: &'r XdpRxq) -> OwnedXdpBuff<'r> {
+    pub(crate) fn into_owned<'r>(
+        self,
+        slot: &'r mut XdpSlot,
+        rxq: &'r XdpRxq<'_>,
+    ) -> OwnedXdpBuff<'r> {
         let b = self.0;
         core::mem::forget(self);
         // SAFETY: vhost-net's layout (type invariants), its page reference

@@ -936,6 +936,109 @@ pub fn t_xdp_adjust(n: Node) -> TestResult {
     Ok(())
 }
 
+/// An XDP program writing what it sees of the queue into the frame:
+/// `rx_queue_index` at byte 14, `ingress_ifindex` at byte 18 (native
+/// endian), then `XDP_TX`; `XDP_DROP` for a frame under 22 bytes.
+pub(crate) fn rxq_prog() -> Result<OwnedFd, String> {
+    use bpf::{exit, insn, mov_r0};
+    bpf::xdp(&[
+        // r2 = ctx->data; r3 = ctx->data_end; r4 = ctx->rx_queue_index;
+        // r5 = ctx->ingress_ifindex
+        insn(0x61, 2, 1, 0, 0),
+        insn(0x61, 3, 1, 4, 0),
+        insn(0x61, 4, 1, 16, 0),
+        insn(0x61, 5, 1, 12, 0),
+        // r6 = r2 + 22; if r6 > r3 goto drop
+        insn(0xbf, 6, 2, 0, 0),
+        insn(0x07, 6, 0, 0, 22),
+        insn(0x2d, 6, 3, 4, 0),
+        // *(u32 *)(r2 + 14) = r4; *(u32 *)(r2 + 18) = r5; return XDP_TX
+        insn(0x63, 2, 4, 14, 0),
+        insn(0x63, 2, 5, 18, 0),
+        mov_r0(XDP_TX as i32),
+        exit(),
+        // drop:
+        mov_r0(XDP_DROP as i32),
+        exit(),
+    ])
+}
+
+/// What the queue `t` is, as the program of [`rxq_prog`] sees it on
+/// each write path: (`rx_queue_index`, `ingress_ifindex`), one pair for
+/// the native path (non-blocking) and one for the generic path; the
+/// frames come back by `XDP_TX` on whichever of `all` the writer's CPU
+/// picks.
+fn seen_queue(t: &Tun, all: &[&Tun], seq: u32) -> Result<[(u32, i32); 2], String> {
+    let mut out = [(0, 0); 2];
+    for (i, native) in [true, false].into_iter().enumerate() {
+        set_nonblock(t, native)?;
+        let f = xframe(seq * 2 + i as u32, 80);
+        check!(t.write(&f) == Ok(f.len()), "write");
+        // The generic path's XDP_TX is transmitted by the stack.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let back = loop {
+            let back: Vec<Vec<u8>> = all.iter().flat_map(|q| drain(q)).collect();
+            if !back.is_empty() || Instant::now() > deadline {
+                break back;
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        check!(back.len() == 1 && back[0].len() == f.len() && back[0][22..] == f[22..], "{} path: {} frames back", if native { "native" } else { "generic" }, back.len());
+        let b = &back[0];
+        out[i] = (u32::from_ne_bytes(b[14..18].try_into().unwrap()), i32::from_ne_bytes(b[18..22].try_into().unwrap()));
+    }
+    Ok(out)
+}
+
+/// The receive queue a program sees (`rx_queue_index`,
+/// `ingress_ifindex`: tun.c's per-file `xdp_rxq`): each queue of a
+/// three-queue TAP its own index on both write paths; after a queue is
+/// detached, the queue tun.c moves into its place its new index, and the
+/// detached one the last index when it comes back; and a file whose
+/// device was deleted, attached to a new device, that device.
+pub fn t_xdp_rxq(n: Node) -> TestResult {
+    let nl = Nl::open(0).map_err(|e| e.to_string())?;
+    let q = mq_open(n.path, "rt-xq0", IFF_TAP | IFF_NO_PI, 3)?;
+    quiet_up("rt-xq0")?;
+    let prog = rxq_prog()?;
+    attach(&nl, "rt-xq0", &prog)?;
+    let idx = ifindex("rt-xq0");
+    let all: Vec<&Tun> = q.iter().collect();
+    for (i, t) in q.iter().enumerate() {
+        drain(t);
+        let seen = seen_queue(t, &all, i as u32)?;
+        check!(seen == [(i as u32, idx); 2], "queue {i}: the program saw (queue, ifindex) {seen:?}, expected ({i}, {idx}) on both paths");
+    }
+    // Queue 0 detached: the last queue (2) takes index 0.
+    setqueue(&q[0], IFF_DETACH_QUEUE).map_err(|e| format!("TUNSETQUEUE detach: {e}"))?;
+    let attached = [&q[1], &q[2]];
+    for (t, want) in [(&q[2], 0u32), (&q[1], 1)] {
+        let seen = seen_queue(t, &attached, 10 + want)?;
+        check!(seen == [(want, idx); 2], "queue 0 detached: a queue saw {seen:?}, expected ({want}, {idx})");
+    }
+    setqueue(&q[0], IFF_ATTACH_QUEUE).map_err(|e| format!("TUNSETQUEUE attach: {e}"))?;
+    let seen = seen_queue(&q[0], &all, 20)?;
+    check!(seen == [(2, idx); 2], "queue 0 back: it saw {seen:?}, expected (2, {idx})");
+    drop(q);
+
+    // A file whose device is deleted under it, attached to a new one.
+    let a = xtap(n, "rt-xq1", IFF_TAP | IFF_NO_PI)?;
+    attach(&nl, "rt-xq1", &prog)?;
+    let seen = seen_queue(&a, &[&a], 30)?;
+    check!(seen == [(0, ifindex("rt-xq1")); 2], "rt-xq1: the program saw {seen:?}");
+    sh("ip link del rt-xq1")?;
+    let mut ifr = IfReq::new("rt-xq2", IFF_TAP | IFF_NO_PI);
+    ioctl_ptr(a.fd(), TUNSETIFF, &mut ifr).map_err(|e| format!("TUNSETIFF rt-xq2 on the file rt-xq1 had: errno {e}"))?;
+    quiet_up("rt-xq2")?;
+    attach(&nl, "rt-xq2", &prog)?;
+    drain(&a);
+    let idx2 = ifindex("rt-xq2");
+    let seen = seen_queue(&a, &[&a], 40)?;
+    check!(seen == [(0, idx2); 2], "the file moved to rt-xq2: the program saw {seen:?}, expected (0, {idx2})");
+    detach(&nl, "rt-xq2")?;
+    Ok(())
+}
+
 /// Frames redirected into `dst` (named `name`) through a fresh source
 /// TAP `rt-xm0` of `n`'s driver, whose file and program are gone again
 /// when this returns.
