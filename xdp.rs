@@ -298,11 +298,14 @@ fn tun_xdp_one_rxq(
     let mut slot = XdpSlot::new();
     let mut buf = xdp.into_owned(&mut slot, rxq);
     let act = buf.run(prog, ctx);
-    let frame = match tun_xdp_act(dev, prog, buf, act, ctx, bh) {
-        Some(buf) => Some(eth_frame(buf)?),
-        None => None,
-    };
-    Ok(frame)
+    // `XDP_PASS` first: the buffer goes straight on as a frame, not
+    // through `tun_xdp_act()`'s return.
+    if act == XDP_PASS {
+        let frame = eth_frame(buf)?;
+        return Ok(Some(frame));
+    }
+    let _ = tun_xdp_act(dev, prog, buf, act, ctx, bh);
+    Ok(None)
 }
 
 /// `tun_put_user_xdp()`: a frame to the reader, after a zeroed vnet

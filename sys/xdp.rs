@@ -510,8 +510,9 @@ impl<'r> OwnedXdpBuff<'r> {
     /// The packet's length (`data_end - data`).
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        // `data <= data_end` (type invariants).
-        (self.xdp.data_end as usize) - (self.xdp.data as usize)
+        // `data <= data_end` (type invariants): never wraps, so no
+        // overflow check (a branch on every packet that none takes).
+        (self.xdp.data_end as usize).wrapping_sub(self.xdp.data as usize)
     }
 
     /// `bpf_prog_run_xdp()`: the program's verdict on the packet, which it
@@ -602,11 +603,12 @@ pub(super) unsafe fn build_skb_raw(xdp: &bindings::xdp_buff, frame_sz: u32) -> R
         unsafe { bindings::put_page(bindings::virt_to_head_page(xdp.data)) };
         return Err(ENOMEM);
     };
-    let headroom = (xdp.data as usize) - (xdp.data_hard_start as usize);
-    let len = (xdp.data_end as usize) - (xdp.data as usize);
+    // `data_hard_start <= data <= data_end` (the caller): neither wraps.
+    let headroom = (xdp.data as usize).wrapping_sub(xdp.data_hard_start as usize);
+    let len = (xdp.data_end as usize).wrapping_sub(xdp.data as usize);
     // An `xdp_buff` without metadata support has `data_meta` one past
     // `data`: a size of -1, no metadata (tun.c's `metasize > 0`).
-    let metasize = (xdp.data as isize) - (xdp.data_meta as isize);
+    let metasize = (xdp.data as isize).wrapping_sub(xdp.data_meta as isize);
     // SAFETY: A fresh skb over the buffer: `headroom + len` lies within it
     // and the metadata right before `data` (the caller).
     unsafe {

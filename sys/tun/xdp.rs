@@ -77,8 +77,9 @@ impl XdpBuff<'_> {
     /// The frame's length (`data_end - data`).
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        // `data <= data_end`: vhost-net's layout (type invariants).
-        (self.0.data_end as usize) - (self.0.data as usize)
+        // `data <= data_end`: vhost-net's layout (type invariants), so it
+        // never wraps (and needs no overflow check).
+        (self.0.data_end as usize).wrapping_sub(self.0.data as usize)
     }
 
     /// The virtio-net header in the headroom, where each kernel's tun.c
@@ -140,6 +141,7 @@ impl XdpBuff<'_> {
 
 /// What a program passed, as a frame ([`EthFrame`]): `EINVAL` (freed) if it
 /// left less than an Ethernet header.
+#[inline(always)]
 pub(crate) fn eth_frame(buf: OwnedXdpBuff<'_>) -> Result<EthFrame> {
     if buf.len() < ETH_HLEN {
         return Err(EINVAL);
