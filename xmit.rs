@@ -170,12 +170,9 @@ fn tun_automq_select_queue(tun: &Tun, skb: &SkBuff, rcu: &rcu::Guard) -> u16 {
 /// loads `steering_prog` and `numqueues` first).
 #[inline(always)]
 fn tun_automq_xmit<const UNGUARDED: bool>(tun: &Tun, skb: &SkBuff, rcu: &rcu::Guard) {
-    let wanted = if UNGUARDED {
-        tun.numqueues() == 1 && !tun.steering_prog.is_some()
-    } else {
-        rps::rps_needed() && tun.numqueues() == 1 && !tun.steering_prog.is_some()
-    };
-    if wanted {
+    // An unguarded device skips the key (and its jump site) altogether.
+    let rps = UNGUARDED || rps::rps_needed();
+    if rps && tun.numqueues() == 1 && !tun.steering_prog.is_some() {
         let rxhash = skb.hash_symmetric();
         tun.stats.rps_hashes_inc();
         if let Some(e) = tun.flows.find(rxhash, rcu) {
