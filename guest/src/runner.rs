@@ -365,6 +365,17 @@ const TEST_WEIGHTS: &[(&str, u32)] = &[
     ("_mtu_under_traffic", 80),
 ];
 
+/// How often the runner has kmemleak scan between tests (and after the
+/// last one). A scan of the debug guest takes about 10 s, longer when the
+/// host is busy: once a minute that was a dozen scans in each debug
+/// shard's 800-900 s, most of the runner's time between tests there (1.1 s
+/// per test beside the tests' own). Less often finds the same leaks: an
+/// unreferenced object stays unreferenced, is reported by the next scan
+/// (the last test's, then tests.sh's two after the rmmod), and is named
+/// after the test whose span holds its allocation time, whichever test
+/// the scan follows.
+const KMEMLEAK_EVERY: Duration = Duration::from_secs(180);
+
 /// The weight of a test not in [`TEST_WEIGHTS`]: the others' mean there
 /// (228 s over 148 tests).
 const DEFAULT_WEIGHT: u32 = 15;
@@ -659,6 +670,7 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
     let (mut failed, mut skipped) = (0, 0);
     let mut ended_early = false;
     let mut last_scan = Instant::now();
+    let (mut scans, mut scan_time) = (0u32, Duration::ZERO);
     for (i, (name, f, node)) in plan.iter().enumerate() {
         let start = uptime();
         let wall = Instant::now();
@@ -683,12 +695,12 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
         let end = uptime();
         let took = wall.elapsed();
         spans.push((start, end, name.clone()));
-        // kmemleak scans all memory (about 10 s on the debug guest): once a
-        // minute and after the last test, not after every test. A report
-        // names the test that allocated the object (its allocation time
-        // falls in that test's span), whichever test the scan follows;
+        // kmemleak scans all memory (about 10 s on the debug guest): every
+        // KMEMLEAK_EVERY and after the last test, not after every test. A
+        // report names the test that allocated the object (its allocation
+        // time falls in that test's span), whichever test the scan follows;
         // tests.sh scans twice more after unloading the modules.
-        let scan_now = i + 1 == plan.len() || last_scan.elapsed() >= Duration::from_secs(60);
+        let scan_now = i + 1 == plan.len() || last_scan.elapsed() >= KMEMLEAK_EVERY;
         if let Some(k) = kmemleak.as_ref().filter(|_| !ended_early && scan_now) {
             if i + 1 == plan.len() {
                 // kmemleak reports objects 5 s old and older: let the last
@@ -696,7 +708,10 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
                 thread::sleep(Duration::from_millis(5500));
             }
             last_scan = Instant::now();
-            for (at, what) in k.scan() {
+            let found = k.scan();
+            scans += 1;
+            scan_time += last_scan.elapsed();
+            for (at, what) in found {
                 let during = spans
                     .iter()
                     .find(|(s, e, _)| *s - 0.05 <= at && at <= *e + 0.05)
@@ -739,6 +754,9 @@ pub fn run_tests(filter: Option<&str>) -> i32 {
     println!("# slowest tests (s):");
     for (t, n) in by_time.iter().take(10) {
         println!("#   {t:8.2} {n}");
+    }
+    if kmemleak.is_some() {
+        println!("# kmemleak: {scans} scans between the tests, {:.0} s", scan_time.as_secs_f64());
     }
     let lost = host.lost().saturating_sub(lost_start);
     println!("# the host's contention: {:.0} s waiting for a host CPU in all", lost.as_secs_f64());
