@@ -349,20 +349,35 @@ fn plan(filter: Option<&str>) -> Vec<(String, TestFn, Node)> {
 }
 
 /// What the long tests take on the debug kernel, in tenths of a second,
-/// for [`plan`]'s shards; any other test weighs [`DEFAULT_WEIGHT`].
-/// Measured in the warm run of 2026-12-06 (576ab55; the two debug shards
-/// 206 s and 400 s of test time, 606 s in all, with the weights before,
-/// which still had the fuzzer's 500 s of issue 17's start).
+/// for [`plan`]'s shards; any other test weighs [`DEFAULT_WEIGHT`]. Each
+/// weight is the test's duration in a warm run of the whole matrix (three
+/// jobs at once: the host busy, as in CI) plus 0.5 s, the runner's own
+/// time between tests. The nine long tests' weights before (the fuzzer at
+/// 160 s) left the shards at 575 and 720 s of test time (807 and 921 s
+/// of wall time); these split the same run's tests 632 and 644 s (with
+/// micro_bench_private_table at its 100,000 calls: 2.5 s).
+/// `ends_with` matches: a name that ends another's comes after it.
 const TEST_WEIGHTS: &[(&str, u32)] = &[
-    ("_fuzz", 1600),
-    ("_stress", 820),
-    ("_flow_reuse_idle", 470),
-    ("_fuzz_vs_tun", 300),
-    ("_sndbuf", 180),
-    ("_vhost_net", 150),
-    ("_micro_bench_private_table", 100),
-    ("_flow_limit", 90),
-    ("_mtu_under_traffic", 80),
+    ("_fuzz", 3428),
+    ("_stress", 1249),
+    ("_fuzz_vs_tun", 800),
+    ("_flow_reuse_idle", 674),
+    ("_faults_create_sweep", 586),
+    ("_xdp_swap_under_traffic", 433),
+    ("_xdp_actions", 231),
+    ("_sndbuf", 195),
+    ("_mq_queue_limit", 176),
+    ("_vhost_net_xdp", 173),
+    ("_txqlen_every_ring", 151),
+    ("_mtu_under_traffic", 149),
+    ("_flow_limit", 142),
+    ("_xdp_adjust", 137),
+    ("_guards_ebpf_steering", 130),
+    ("_vhost_net", 113),
+    ("_sock_file", 105),
+    ("_xdp_frames_teardown", 99),
+    ("_ebpf_steering", 97),
+    ("_mq_flows_follow_queues", 93),
 ];
 
 /// How often the runner has kmemleak scan between tests (and after the
@@ -376,9 +391,9 @@ const TEST_WEIGHTS: &[(&str, u32)] = &[
 /// the scan follows.
 const KMEMLEAK_EVERY: Duration = Duration::from_secs(180);
 
-/// The weight of a test not in [`TEST_WEIGHTS`]: the others' mean there
-/// (228 s over 148 tests).
-const DEFAULT_WEIGHT: u32 = 15;
+/// The weight of a test not in [`TEST_WEIGHTS`]: the others' mean in the
+/// same run (2.1 s over 172 tests) plus the runner's 0.5 s.
+const DEFAULT_WEIGHT: u32 = 26;
 
 /// How a test's child process ended.
 enum Outcome {
