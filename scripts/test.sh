@@ -364,13 +364,29 @@ build_next() { # start the next kernel's build, if any
 # The other kernels build from the start, beside the main test kernel, the
 # host checks and its suites (on a fresh machine they are the longest job,
 # and their suites wait for them).
+# A kernel already built (warm: its build job only builds the module, a
+# minute or two) holds a place for each of its suites while that job runs,
+# and the job itself takes none: a later, shorter suite does not start
+# ahead of them. The guests start before the host checks, at about the
+# time the debug kernel's module is done; without the hold, test, dropin
+# and napi would take the places the debug shards, the longest suites,
+# are to start in first. A kernel still to be built holds none: its
+# suites would wait for many minutes.
+declare -A WARM=()
+for k in "${builds[@]}"; do
+	bash "$RT_TOP/scripts/build-kernel.sh" --print-kdir "$k" >/dev/null 2>&1 && WARM[$k]=1
+done
 build_next
 [ ${#debian_build[@]} = 0 ] || start_job "build:${debian_build[0]}" build_one "${debian_build[0]}"
 # The jobs that count against $jobs: the guests and the kernel builds
-# (Debian's preparation runs beside them).
+# (Debian's preparation runs beside them, and so does the module's build
+# for a cached kernel: its suites hold their places).
 busy_jobs() {
-	local n=0 p
-	for p in "${!RUNNING[@]}"; do [[ ${RUNNING[$p]} == build:*-debian ]] || n=$((n + 1)); done
+	local n=0 p j
+	for p in "${!RUNNING[@]}"; do
+		j=${RUNNING[$p]}
+		[[ $j == build:*-debian ]] || [ -n "${WARM[${j#build:}]:-}" ] || n=$((n + 1))
+	done
 	echo "$n"
 }
 t0=$SECONDS
@@ -579,10 +595,10 @@ account() { # account SUITE RC SECONDS
 
 while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
 	while [ "$(busy_jobs)" -lt "$jobs" ]; do
-		next= rest=()
+		next= rest=() held=0 busy=$(busy_jobs)
 		for s in "${pending[@]}"; do
 			k=${SUITE_KERNEL[$s]}
-			if [ -z "$next" ] && [ -e "$work/ready-$k" ]; then
+			if [ -z "$next" ] && [ -e "$work/ready-$k" ] && [ $((busy + held)) -lt "$jobs" ]; then
 				next=$s
 			elif [ -e "$work/broken-$k" ]; then
 				rt_log "suite $s not run: the $k kernel or its module did not build (log below)"
@@ -590,6 +606,9 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
 				failed=$((failed + 1))
 				row "$k" "$s" 0 0 0 - -
 			else
+				# A place held for an earlier suite whose cached kernel
+				# only lacks its module.
+				[ -e "$work/ready-$k" ] || [ -z "${WARM[$k]:-}" ] || held=$((held + 1))
 				rest+=("$s")
 			fi
 		done
