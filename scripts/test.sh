@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Every test of rust-tun, from a fresh machine: install the toolchain, build
-# (or reuse) the kernels, build the module (rustfmt check, clippy build, real
-# build, that rust_dummy has none of sys/'s tun part (scripts/layer-check.sh),
-# compile-fail cases), build and host-test the guest programs, check the
-# docs (scripts/docs-check.py), then
-# boot the guests and run the guest suites.
+# (or reuse) the kernels, check the module's formatting, build the module
+# and the guest programs, then boot the guests and run the guest suites;
+# beside the first guests, the other host checks (a job of their own:
+# clippy build, that rust_dummy has none of sys/'s tun part
+# (scripts/layer-check.sh), the guest programs' host tests, compile-fail
+# cases, the host unit tests, the crate-hash check, the docs
+# (scripts/docs-check.py)).
 #
 # Prints each guest's console (KTAP) as its suite ends, a table of time per
 # kernel and suite, then the closing line "N passed, N failed, N skipped";
@@ -51,7 +53,8 @@
 # Three jobs run at once (RTUN_JOBS; a job is a suite's guest, or the
 # build of the kernels not built yet, which runs while the default test
 # kernel's suites run; the preparation of Debian's kernel, fetched rather
-# than built, runs beside them as a job of its own and is not counted).
+# than built, and the host checks after the build run beside them as jobs
+# of their own and are not counted).
 # Each guest is one single-threaded TCG vCPU thread and this machine kind
 # has two cores, but a guest mostly waits (its
 # tests' sleeps, timeouts and timers): with two at once the cores were
@@ -379,13 +382,13 @@ done
 build_next
 [ ${#debian_build[@]} = 0 ] || start_job "build:${debian_build[0]}" build_one "${debian_build[0]}"
 # The jobs that count against $jobs: the guests and the kernel builds
-# (Debian's preparation runs beside them, and so does the module's build
-# for a cached kernel: its suites hold their places).
+# (Debian's preparation and the host checks run beside them, and so does
+# the module's build for a cached kernel: its suites hold their places).
 busy_jobs() {
 	local n=0 p j
 	for p in "${!RUNNING[@]}"; do
 		j=${RUNNING[$p]}
-		[[ $j == build:*-debian ]] || [ -n "${WARM[${j#build:}]:-}" ] || n=$((n + 1))
+		[[ $j == build:*-debian || $j == checks:host ]] || [ -n "${WARM[${j#build:}]:-}" ] || n=$((n + 1))
 	done
 	echo "$n"
 }
@@ -396,7 +399,6 @@ row "$main_kernel" kernel - - - $((SECONDS - t0)) - "$(cpu_secs "$work/cpu-kerne
 
 mk() { make -C "$RT_TOP" KDIR="$kdir" "$@"; }
 [ $host_checks = 0 ] || step rustfmt mk rustfmtcheck
-[ $host_checks = 0 ] || step "clippy-${main_kernel%-*}" clippy_clean -C "$RT_TOP" KDIR="$kdir"
 # A failed build must not let the guest suites run a stale module or
 # program: the modules (rust_tun.ko, rust_dummy.ko, rust_tun_vhost.ko, testmod/rtun_veto.ko) and the program are
 # removed first, and the guest suites run only if rust_tun.ko and the
@@ -404,19 +406,69 @@ mk() { make -C "$RT_TOP" KDIR="$kdir" "$@"; }
 rm -f "$RT_TOP/rust_tun.ko" "$RT_TOP/rust_dummy.ko" "$RT_TOP/rust_tun_vhost.ko" "$RT_TOP/testmod/rtun_veto.ko" "$(rt_guest_bin)"
 step build mk all testmod
 built_module=$([ -f "$RT_TOP/rust_tun.ko" ] && echo 1 || echo 0)
-# rust_dummy.ko is built on sys/'s core alone, without its tun part.
-[ $host_checks = 0 ] || step layer bash "$RT_TOP/scripts/layer-check.sh"
-step guest-programs bash "$RT_TOP/scripts/build-guest.sh" $([ $host_checks = 0 ] || echo --test)
+step guest-programs bash "$RT_TOP/scripts/build-guest.sh"
 built_guest=$([ -x "$(rt_guest_bin)" ] && echo 1 || echo 0)
-[ $host_checks = 0 ] || step compile-fail bash "$RT_TOP/scripts/compile-fail.sh" "$kdir"
-[ $host_checks = 0 ] || step host-logic bash -c "cd '$RT_TOP/hosttest' && RUSTC=$RT_RUSTC $RT_CARGO test --locked"
-[ $host_checks = 0 ] || step crate-hashes bash "$RT_TOP/scripts/debian/crate-hashes-test.sh"
-# What the docs name exists (tun.c's side in the main kernel's tree), and
-# the README and design documents carry no history.
-[ $host_checks = 0 ] || step docs bash -c "cd '$RT_TOP' && python3 scripts/docs-check.py --kernel '$kdir'"
+# The other host checks need nothing the guests need: they run as a job of
+# their own beside the guest suites (the job's end counts them,
+# host_account), so that the first guests start once the module and the
+# program are built. They only read the work tree, whose build the test
+# kernel's guests load: clippy builds in a copy of the sources.
+host_checks_job() {
+	local m=$work/clippy-${main_kernel%-*}
+	{
+		rt_copy_module_sources "$m" &&
+			bg_step "clippy-${main_kernel%-*}" clippy_clean -C "$m" KDIR="$kdir"
+		# rust_dummy.ko is built on sys/'s core alone, without its tun part.
+		bg_step layer bash "$RT_TOP/scripts/layer-check.sh"
+		bg_step guest-tests bash -c "cd '$RT_TOP/guest' && RUSTC=$RT_RUSTC $RT_CARGO test --locked"
+		bg_step compile-fail bash "$RT_TOP/scripts/compile-fail.sh" "$kdir"
+		bg_step host-logic bash -c "cd '$RT_TOP/hosttest' && RUSTC=$RT_RUSTC $RT_CARGO test --locked"
+		bg_step crate-hashes bash "$RT_TOP/scripts/debian/crate-hashes-test.sh"
+		# What the docs name exists (tun.c's side in the main kernel's tree), and
+		# the README and design documents carry no history.
+		bg_step docs bash -c "cd '$RT_TOP' && python3 scripts/docs-check.py --kernel '$kdir'"
+	} >"$work/host-checks.out" 2>&1
+}
+HOST_CHECKS=("clippy-${main_kernel%-*}" layer guest-tests compile-fail host-logic crate-hashes docs)
+bg_step() { # bg_step NAME COMMAND...: a host check in host_checks_job; its verdict into $work/host-checks
+	local name=$1 t0=$SECONDS v=ok
+	shift
+	rt_log "check $name"
+	cpu_of "$work/cpu-$name" "$@" || v=fail
+	echo "$v $name $((SECONDS - t0)) $(cpu_secs "$work/cpu-$name")" >>"$work/host-checks"
+}
+host_account() { # host_account: the host checks' verdicts (a check that wrote none failed)
+	local n v name t cpu
+	echo "# ---- host checks beside the guests ----"
+	cat "$work/host-checks.out" 2>/dev/null || true
+	for n in "${HOST_CHECKS[@]}"; do
+		read -r v name t cpu < <(grep -E "^(ok|fail) $n " "$work/host-checks" 2>/dev/null) || v='' t=- cpu=-
+		if [ "$v" = ok ]; then
+			passed=$((passed + 1))
+			echo "ok - host $n"
+			row host "$n" 1 0 0 "$t" - "$cpu"
+		else
+			failed=$((failed + 1))
+			if [ -n "$v" ]; then fails+=("host $n"); else fails+=("host $n: no verdict (its job ended early)"); fi
+			echo "not ok - host $n"
+			row host "$n" 0 1 0 "$t" - "$cpu"
+		fi
+	done
+}
+[ $host_checks = 0 ] || start_job checks:host host_checks_job
+host_checks_end() { # host_checks_end: wait for the host checks' job and count them (an early end)
+	local p
+	for p in "${!RUNNING[@]}"; do
+		[ "${RUNNING[$p]}" = checks:host ] || continue
+		wait "$p"
+		unset "RUNNING[$p]"
+		host_account
+	done
+}
 if [ "$built_module" != 1 ] || [ "$built_guest" != 1 ]; then
 	rt_log "guest suites not run: the module or the guest programs did not build"
 	failed=$((failed + 1))
+	host_checks_end
 	finish
 fi
 
@@ -428,7 +480,7 @@ declare -A MODULE=()
 for k in 7.3-test 6.12-test 7.3-debug 6.12-debug; do MODULE[$k]=$work/mod-$k/rust_tun.ko; done
 MODULE[7.3-debian]=$(rt_debian_pkgdir)/modules/rust_tun.ko
 MODULE[$main_kernel]=$RT_TOP/rust_tun.ko
-bash "$RT_TOP/scripts/build-clients.sh" "$kdir" >/dev/null || { failed=$((failed + 1)); finish; }
+bash "$RT_TOP/scripts/build-clients.sh" "$kdir" >/dev/null || { failed=$((failed + 1)); host_checks_end; finish; }
 touch "$work/ready-$main_kernel"
 
 suite_job() { # suite_job SUITE: one guest suite (a job; its console in $work/SUITE.log)
@@ -631,6 +683,10 @@ while [ ${#pending[@]} -gt 0 ] || [ ${#RUNNING[@]} -gt 0 ]; do
 	name=${RUNNING[$done_pid]}
 	unset "RUNNING[$done_pid]"
 	took=$((SECONDS - STARTED[$name]))
+	if [ "$name" = checks:host ]; then
+		host_account
+		continue
+	fi
 	if [[ $name == build:* ]]; then
 		k=${name#build:}
 		[ -e "$work/build-$k.time" ] && row "$k" kernel - - - "$(cat "$work/build-$k.time")" - "$(cpu_secs "$work/build-$k.cpu")"
