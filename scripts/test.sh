@@ -50,7 +50,7 @@
 # test the kernel's code, not ours. Tests of rust_tun that compare against
 # tun (fuzz_vs_tun, dropin_conflicts) run everywhere.
 #
-# Three jobs run at once (RTUN_JOBS; a job is a suite's guest, or the
+# Four jobs run at once (RTUN_JOBS; a job is a suite's guest, or the
 # build of the kernels not built yet, which runs while the default test
 # kernel's suites run; the preparation of Debian's kernel, fetched rather
 # than built, and the host checks after the build run beside them as jobs
@@ -58,7 +58,10 @@
 # Each guest is one single-threaded TCG vCPU thread and this machine kind
 # has two cores, but a guest mostly waits (its
 # tests' sleeps, timeouts and timers): with two at once the cores were
-# 35 % busy on 2026-12-06 (README, Budgets), so a third fits. A guest is
+# 35 % busy on 2026-12-06, so a third fitted; with three, a warm run of
+# the whole matrix kept them 77 % busy and took 1,661 s, no less than
+# three guests at a time can take (the suites' wall times add up to
+# ~4,350 s); with four, 84 % and 1,598 s (2026-12-07). A guest is
 # stopped when no test has made progress for the runner's per-test timeout
 # plus a slack (run-guest.sh --progress), counted in time its vCPU did not
 # spend waiting for a host CPU, and each test's timeout in the guest counts
@@ -82,8 +85,8 @@
 #                RTUN_FUZZ_ITERS, RTUN_TEST_TIMEOUT (seconds per test)
 #   FILTER       only the guest tests whose name contains it (or one of its
 #                comma-separated parts)
-# In the environment: RTUN_JOBS=N jobs at once (default 3; 2 was the rule
-# until 2026-12-06).
+# In the environment: RTUN_JOBS=N jobs at once (default 4; 2 was the rule
+# until 2026-12-06, 3 until 2026-12-07).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -97,7 +100,7 @@ default_suites() { # default_suites [SERIES]: the default suites (of one series)
 	done
 }
 only_series= suite_arg= quick=0
-jobs=${RTUN_JOBS:-3}
+jobs=${RTUN_JOBS:-4}
 [[ $jobs =~ ^[1-9]$ ]] || rt_die "RTUN_JOBS must be 1 to 9, not '$jobs'"
 host_checks=1
 guest_args=()
