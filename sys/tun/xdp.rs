@@ -4,8 +4,8 @@
 //! batch (`vhost_net_build_xdp()`): each a page fragment holding the
 //! virtio-net header at `data_hard_start` and the frame at `data`, room for
 //! `struct skb_shared_info` at the end, and one reference on its page that
-//! the receiver takes over. tun.c's `tun_xdp_one()` without an XDP program
-//! (rust_tun has none) builds an skb around it.
+//! the receiver takes over. tun.c's `tun_xdp_one()` builds an skb around
+//! it, or hands it to the device's XDP program ([`XdpBuff::into_owned`]).
 
 use super::vnet::VnetHdr;
 use crate::bindings;
@@ -19,7 +19,10 @@ use kernel::prelude::*;
 /// # Invariants
 ///
 /// `bufs` yields live `xdp_buff`s as `vhost_net_build_xdp()` fills them
-/// (`data <= data_end`, both in the buffer), each owning one page
+/// (`data <= data_end`, both in the buffer; `data` at least
+/// `NET_SKB_PAD` bytes past `data_hard_start`, vhost-net's pad being
+/// `VHOST_NET_RX_PAD`, `NET_SKB_PAD` and more, rounded up; the virtio-net
+/// header at `tun_xdp_gso()`, at most an `int` into the pad), each owning one page
 /// reference; those not yielded yet are released on drop. (A slice
 /// iterator: one pointer compare per buffer.)
 pub(crate) struct XdpBatch<'a> {
@@ -68,7 +71,9 @@ impl Drop for XdpBatch<'_> {
 ///
 /// # Invariants
 ///
-/// A live `xdp_buff` of vhost-net's (`data <= data_end`) that owns one
+/// A live `xdp_buff` of vhost-net's (`data <= data_end`, `data` at least
+/// `NET_SKB_PAD` bytes past `data_hard_start`, the header at most an `int`
+/// into them: [`XdpBatch`]'s) that owns one
 /// reference on the page of `data`, given back on drop unless
 /// [`XdpBuff::build_skb`] took it.
 pub(crate) struct XdpBuff<'a>(&'a bindings::xdp_buff);
@@ -83,25 +88,27 @@ impl XdpBuff<'_> {
     }
 
     /// The virtio-net header in the headroom, where each kernel's tun.c
-    /// reads it (`tun_xdp_gso()`); zero past the headroom if a whole
-    /// [`VnetHdr`] does not fit there. A copy: the skb takes the buffer over.
+    /// reads it (`tun_xdp_gso()`), as tun.c reads it: unchecked, the pad
+    /// holds a whole [`VnetHdr`] (checked at compile time against
+    /// `NET_SKB_PAD`). Past the sender's header size, its bytes are the
+    /// pad's; the caller reads no field beyond the size (the features of
+    /// the device's header size, as tun.c). A copy: the skb takes the
+    /// buffer over.
     #[inline]
     pub(crate) fn vnet_hdr(&self) -> VnetHdr {
+        const {
+            assert!(
+                core::mem::size_of::<core::ffi::c_int>() + core::mem::size_of::<VnetHdr>()
+                    <= crate::sys::NET_SKB_PAD
+            )
+        };
         // SAFETY: A live xdp_buff of the sender's layout.
         let at = unsafe { bindings::tun_xdp_gso(self.0) }.cast::<u8>();
-        let room = (self.0.data as usize).saturating_sub(at as usize);
-        if room >= core::mem::size_of::<VnetHdr>() {
-            // SAFETY: A header's worth of the buffer's headroom, which the
-            // sender filled; any bytes are a valid `VnetHdr` (plain
-            // integers); read without assuming alignment.
-            return unsafe { core::ptr::read_unaligned(at.cast::<VnetHdr>()) };
-        }
-        let mut hdr = VnetHdr::default();
-        let dst = hdr.as_bytes_mut(core::mem::size_of::<VnetHdr>());
-        let n = dst.len().min(room);
-        // SAFETY: `n` bytes of the headroom, as above.
-        dst[..n].copy_from_slice(unsafe { core::slice::from_raw_parts(at, n) });
-        hdr
+        // SAFETY: A header's worth of the pad before `data`, which holds
+        // one from `at` (type invariants, and the assertion above); any
+        // bytes are a valid `VnetHdr` (plain integers); read without
+        // assuming alignment.
+        unsafe { core::ptr::read_unaligned(at.cast::<VnetHdr>()) }
     }
 
     /// `build_skb()` around the buffer (tun.c's `tun_xdp_one()`): headroom
