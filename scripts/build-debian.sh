@@ -174,7 +174,10 @@ stash() { rm -rf "$base/prepared"; mkdir -p "$base/prepared"; mv "$root/var/lib/
 unstash() { mkdir -p "$root/var/lib/rust-tun"; mv "$base/prepared/$krel" "$root/var/lib/rust-tun/"; }
 [ ! -d "$root/var/lib/rust-tun/$krel" ] || stash
 # What the last call left, should it have failed half-way (and the
-# micro-benchmark sources a --bench-into call copied in).
+# micro-benchmark sources a --bench-into call copied in). A call killed
+# during dpkg leaves a package it was installing half-installed
+# ("reinst-required"), which apt refuses to touch: dpkg removes it first.
+in_root dpkg --purge --force-remove-reinstreq rust-tun-dropin rust-tun-dkms >/dev/null 2>&1 || true
 in_root apt-get purge -y -q rust-tun-dropin rust-tun-dkms >/dev/null 2>&1 || true
 rm -rf "$root/usr/src/rust-tun-bench"
 # Another series' headers (the skip check), as packages.
